@@ -1,0 +1,35 @@
+"""Lint and type gates: ``ruff`` and ``mypy --strict`` over the package, the tests and bench/."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_ruff_is_clean() -> None:
+    if shutil.which("ruff") is None and _run("ruff", "--version").returncode != 0:
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    result = _run("ruff", "check", "tui", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_is_clean() -> None:
+    if _run("mypy", "--version").returncode != 0:
+        pytest.skip("mypy is not installed (pip install -e '.[test]')")
+    result = _run("mypy")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,5 @@
+"""Allow ``python -m tui``."""
+
+from tui.cli import main
+
+raise SystemExit(main())

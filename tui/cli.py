@@ -1,0 +1,61 @@
+"""The ``bringup`` command line: argument parsing and dispatch only, no logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from tui import __version__
+
+# Each name is a module in ``tui.commands`` that defines ``register(subparsers)``; the
+# registered parser sets ``handler`` (a callable taking the parsed namespace, returning an
+# exit code). Modules are imported only when their command is chosen, so ``bringup sim`` and
+# ``bringup replay`` never import Textual.
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("init", "write a commented example configuration"),
+    ("replay", "read a saved server log and print its start-up timeline"),
+)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _build_parser(selected: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bringup",
+        description="Launch, watch and benchmark SGLang and vLLM servers on remote GPU hosts.",
+    )
+    parser.add_argument("--version", action="version", version=f"bringup {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, summary in COMMANDS:
+        if selected == name:
+            module = importlib.import_module(f"tui.commands.{name}")
+            module.register(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
+    return parser
+
+
+def _selected_command(argv: Sequence[str]) -> str | None:
+    names = {name for name, _ in COMMANDS}
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in names else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    selected = _selected_command(args_list)
+    parser = _build_parser(selected)
+    if selected is None:
+        parser.parse_args(args_list)
+        parser.print_help()
+        return 0
+    if selected == "sim":
+        # The simulator takes a real server's command line, unknown flags included.
+        module = importlib.import_module("tui.commands.sim")
+        run: Callable[[list[str]], int] = module.run_argv
+        return run(args_list[args_list.index("sim") + 1 :])
+    args = parser.parse_args(args_list)
+    handler: Handler = args.handler
+    return handler(args)

@@ -1,0 +1,1 @@
+"""One module per ``bringup`` subcommand; each defines ``register(subparsers)``."""

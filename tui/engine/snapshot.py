@@ -1,0 +1,121 @@
+"""Immutable views of a server's start-up, handed from the engine to the UI and the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tui.engine.stages import FailureKind, Outcome, Stage
+
+
+@dataclass(frozen=True, slots=True)
+class StageSpan:
+    """One stage a rank went through. ``seconds`` is None while the stage is current."""
+
+    stage: Stage
+    draft: bool
+    start_ts: float | None
+    start_text: str | None
+    started_at: float
+    seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Progress inside the current stage."""
+
+    done: int
+    total: int
+    label: str
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RankState:
+    """Everything known about one rank (or one process, for engines that log per process)."""
+
+    tag: str
+    node: int = 0
+    stage: Stage = Stage.PROCESS_START
+    draft: bool = False
+    stage_started_at: float = 0.0
+    progress: Progress | None = None
+    avail_gb: float | None = None
+    used_gb: float | None = None
+    kv_tokens: int | None = None
+    last_line: str = ""
+    last_seen_at: float = 0.0
+    lines: int = 0
+    failed: bool = False
+    history: tuple[StageSpan, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The first failure that explains the outcome."""
+
+    kind: FailureKind
+    rank: str | None
+    line: int
+    excerpt: str
+    stage: Stage | None
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeSummary:
+    """Decode statistics seen in the log; value lists are bounded to the most recent samples."""
+
+    lines: int = 0
+    gen_throughput: tuple[float, ...] = ()
+    accept_len: tuple[float, ...] = ()
+    accept_rate: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What the server's arguments and banner said about it."""
+
+    engine: str = "unknown"
+    version: str | None = None
+    model: str | None = None
+    served_model_name: str | None = None
+    drafter: str | None = None
+    speculative_algorithm: str | None = None
+    tp_size: int = 1
+    dp_size: int = 1
+    ep_size: int = 1
+    pp_size: int = 1
+    nnodes: int = 1
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The start-up model at one instant. ``*_at`` values come from the injected clock."""
+
+    server: ServerInfo = field(default_factory=ServerInfo)
+    ranks: tuple[RankState, ...] = ()
+    outcome: Outcome = Outcome.INCOMPLETE
+    last_stage: Stage | None = None
+    failure: Failure | None = None
+    ready_line_seen: bool = False
+    stopped: bool = False
+    lines: int = 0
+    runs_before: int = 0
+    started_at: float | None = None
+    first_ts: float | None = None
+    ready_ts: float | None = None
+    ready_at: float | None = None
+    decode: DecodeSummary = field(default_factory=DecodeSummary)
+
+    @property
+    def startup_seconds(self) -> float | None:
+        """Log-time seconds from the first timestamped line to the ready line."""
+        if self.first_ts is None or self.ready_ts is None:
+            return None
+        return self.ready_ts - self.first_ts
+
+    def rank(self, tag: str) -> RankState | None:
+        return next((r for r in self.ranks if r.tag == tag), None)

@@ -1,0 +1,76 @@
+"""Canonical start-up stages, outcomes and failure kinds, shared by every engine grammar."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Stage(str, Enum):
+    """A rank's start-up stage, in the order a healthy start walks through them."""
+
+    PROCESS_START = "process_start"
+    ARGS = "args"
+    DISTRIBUTED_INIT = "distributed_init"
+    MODEL_CONFIG = "model_config"
+    WEIGHT_LOADING = "weight_loading"
+    KV_CACHE = "kv_cache"
+    CUDA_GRAPH = "cuda_graph"
+    WARMUP = "warmup"
+    READY = "ready"
+    SERVING = "serving"
+
+    @property
+    def order(self) -> int:
+        return _ORDER[self]
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+
+STAGES: tuple[Stage, ...] = tuple(Stage)
+_ORDER = {stage: index for index, stage in enumerate(STAGES)}
+_LABELS = {
+    Stage.PROCESS_START: "process start",
+    Stage.ARGS: "arguments",
+    Stage.DISTRIBUTED_INIT: "distributed init",
+    Stage.MODEL_CONFIG: "model config",
+    Stage.WEIGHT_LOADING: "weight loading",
+    Stage.KV_CACHE: "KV cache",
+    Stage.CUDA_GRAPH: "CUDA graphs",
+    Stage.WARMUP: "warm-up",
+    Stage.READY: "ready",
+    Stage.SERVING: "serving",
+}
+
+
+class Outcome(str, Enum):
+    """What a log says about the server as a whole."""
+
+    READY = "ready"
+    FAILED = "failed"
+    INCOMPLETE = "incomplete"
+
+
+class FailureKind(str, Enum):
+    """Why a start failed."""
+
+    OOM = "oom"
+    NCCL = "nccl"
+    CUDA_GRAPH = "cuda_graph"
+    PORT_IN_USE = "port_in_use"
+    WEIGHTS_MISSING = "weights_missing"
+    TRACEBACK_OTHER = "traceback_other"
+    HANG = "hang"
+    KILLED = "killed"
+
+
+class Verdict(str, Enum):
+    """The server-level verdict shown in the header and reported by ``bringup wait``."""
+
+    CONNECTING = "CONNECTING"
+    STARTING = "STARTING"
+    READY = "READY"
+    FAILED = "FAILED"
+    STALLED = "STALLED"
+    STOPPED = "STOPPED"
