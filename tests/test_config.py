@@ -1,0 +1,341 @@
+"""Configuration: every field parses, every mistake names its file, line and key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO
+from tui.cli import main
+from tui.commands.init import example_text
+from tui.config import (
+    BenchConfig,
+    Config,
+    ConfigError,
+    DurationError,
+    LaunchConfig,
+    Profile,
+    SshTarget,
+    StallConfig,
+    format_duration,
+    load_config,
+    parse_config,
+    parse_duration,
+    parse_ssh_target,
+)
+
+FULL = """\
+theme = "nord"
+default_profile = "big"
+notify = "never"
+data_dir = "data"
+history_dir = "/var/lib/bringup"
+
+[keys]
+quit = "q,ctrl+q"
+"bench.start" = "b"
+
+[profiles.big]
+engine = "vllm"
+hosts = ["gpu1", "me@gpu2", "me@10.0.0.3:2222", "[::1]:22"]
+log = "/logs/{profile}.log"
+log_dir = "/logs/runs"
+port = 8100
+host_key_policy = "accept-new"
+ssh_config = "ssh/config"
+known_hosts = "~/kh"
+expected_startup = "15m"
+read_only = true
+
+[profiles.big.launch]
+command = "vllm serve {model} --port {port} -tp {tp}"
+cwd = "/work"
+conda_env = "vllm"
+venv = "/venvs/v"
+grace_period = "1m30s"
+model = "/models/m"
+drafter = "/models/d"
+env = { NCCL_DEBUG = "INFO", CUDA_VISIBLE_DEVICES = "0,1" }
+
+[profiles.big.bench]
+mode = "ask"
+num_prompts = 64
+input_len = 1024
+output_len = 128
+concurrency = [1, 4, 16]
+warmup_requests = 2
+ignore_eos = false
+seed = 7
+prompts = "prompts.jsonl"
+endpoint = "chat"
+official = true
+
+[profiles.big.stall]
+factor = 2.5
+floor = 45
+
+[profiles.small]
+host = "box"
+"""
+
+
+def parse(text: str) -> Config:
+    return parse_config(text, Path("/etc/bringup/config.toml"))
+
+
+def test_every_field_parses() -> None:
+    config = parse(FULL)
+    assert (config.theme, config.default_profile, config.notify) == ("nord", "big", "never")
+    assert config.data_dir == Path("/etc/bringup/data")
+    assert config.history_dir == Path("/var/lib/bringup")
+    assert dict(config.keys) == {"quit": "q,ctrl+q", "bench.start": "b"}
+    big = config.profile()
+    assert big.engine == "vllm"
+    assert big.targets == (
+        SshTarget(None, "gpu1", None),
+        SshTarget("me", "gpu2", None),
+        SshTarget("me", "10.0.0.3", 2222),
+        SshTarget(None, "::1", 22),
+    )
+    assert (big.log_path, big.log_dir, big.port_for()) == ("/logs/big.log", "/logs/runs", 8100)
+    assert big.host_key_policy == "accept-new"
+    assert big.ssh_config == Path("/etc/bringup/ssh/config")
+    assert big.known_hosts == Path("~/kh").expanduser()
+    assert (big.expected_startup, big.read_only) == (900.0, True)
+
+
+def test_every_launch_bench_and_stall_field_parses() -> None:
+    big = parse(FULL).profile("big")
+    launch = big.launch
+    assert launch.command == ("vllm", "serve", "{model}", "--port", "{port}", "-tp", "{tp}")
+    assert launch.argv({"model": "/m x", "port": 1, "tp": 8})[2] == "/m x"
+    assert (launch.cwd, launch.conda_env, launch.venv) == ("/work", "vllm", "/venvs/v")
+    assert (launch.grace_period, launch.model, launch.drafter) == (90.0, "/models/m", "/models/d")
+    assert dict(launch.env) == {"NCCL_DEBUG": "INFO", "CUDA_VISIBLE_DEVICES": "0,1"}
+    assert big.bench == BenchConfig(
+        mode="ask",
+        num_prompts=64,
+        input_len=1024,
+        output_len=128,
+        concurrency=(1, 4, 16),
+        warmup_requests=2,
+        ignore_eos=False,
+        seed=7,
+        prompts=Path("/etc/bringup/prompts.jsonl"),
+        endpoint="chat",
+        official=True,
+    )
+    assert (big.stall.factor, big.stall.floor) == (2.5, 45.0)
+
+
+def test_defaults_and_single_host() -> None:
+    small = parse(FULL).profile("small")
+    assert small.hosts == ("box",)
+    assert small == Profile(name="small", hosts=("box",))
+    assert small.port_for() == 30000
+    assert small.port_for("vllm") == 8000
+    assert small.bench.endpoint_for("vllm") == "completions"
+    assert small.bench.endpoint_for("sglang") == "generate"
+    assert small.log_path is None
+
+
+ERRORS = [
+    ("colour = 1\n", 1, "colour", "unknown key"),
+    ("[profiles.a]\nengine = 'tgi'\n", 2, "profiles.a.engine", "must be one of"),
+    ("[profiles.a]\nport = 0\n", 2, "profiles.a.port", "between 1 and 65535"),
+    ("[profiles.a]\nport = '80'\n", 2, "profiles.a.port", "expected an integer"),
+    ("[profiles.a]\nread_only = 1\n", 2, "profiles.a.read_only", "true or false"),
+    ("[profiles.a]\n\nexpected_startup = '10 minutes'\n", 3, "profiles.a.expected_startup", ""),
+    ("[profiles.a]\nexpected_startup = 0\n", 2, "profiles.a.expected_startup", "longer"),
+    ("[profiles.a]\nhosts = ['ok', '-oProxyCommand=x']\n", 2, "profiles.a.hosts[1]", "host"),
+    ("[profiles.a]\nhost = 'a'\nhosts = ['b']\n", 2, "profiles.a.host", "not both"),
+    ("[profiles.a]\nhost = 'me@h:99999'\n", 2, "profiles.a.host", "port"),
+    ("[profiles.a]\nlog = '/x/{user}.log'\n", 2, "profiles.a.log", "placeholder {user}"),
+    ("[profiles.a]\nlaunch.cwd = 3\n", 2, "profiles.a.launch.cwd", "expected a string"),
+    ("[profiles.a.launch]\ncommand = 'run {modle}'\n", 2, "profiles.a.launch.command", "{modle}"),
+    ("[profiles.a.launch]\ncommand = 'run \"x'\n", 2, "profiles.a.launch.command", "split"),
+    ("[profiles.a.launch]\ncommand = []\n", 2, "profiles.a.launch.command", "empty"),
+    ("[profiles.a.launch]\ncommand = ['a', '{0}']\n", 2, "profiles.a.launch.command[1]", ""),
+    ("[profiles.a.launch]\nmodle = 'x'\n", 2, "profiles.a.launch.modle", "unknown key"),
+    ("[profiles.a.launch.env]\n'BAD NAME' = 'x'\n", 2, 'profiles.a.launch.env."BAD NAME"', ""),
+    ("[profiles.a.launch.env]\nA = 1\n", 2, "profiles.a.launch.env.A", "expected a string"),
+    ("[profiles.a.bench]\nconcurrency = [1, 0]\n", 2, "profiles.a.bench.concurrency[1]", ""),
+    ("[profiles.a.bench]\nconcurrency = []\n", 2, "profiles.a.bench.concurrency", "at least"),
+    ("[profiles.a.bench]\nnum_prompts = 1.5\n", 2, "profiles.a.bench.num_prompts", "integer"),
+    ("[profiles.a.bench]\nendpoint = 'x'\n", 2, "profiles.a.bench.endpoint", "one of"),
+    ("[profiles.a.bench]\nprompt = 'x'\n", 2, "profiles.a.bench.prompt", "unknown key"),
+    ("[profiles.a.stall]\nfactor = 0.5\n", 2, "profiles.a.stall.factor", "between"),
+    ("[profiles.a.stall]\nfloor = -1\n", 2, "profiles.a.stall.floor", "range"),
+    ("[profiles.a.stall]\nceiling = 1\n", 2, "profiles.a.stall.ceiling", "unknown key"),
+    ("[profiles.'bad name']\n", 1, 'profiles."bad name"', "profile names"),
+    ("[profiles]\na = 3\n", 2, "profiles.a", "expected a table"),
+    ("[keys]\nquit = 'q q'\n", 2, "keys.quit", "key names"),
+    ("notify = 'loud'\n", 1, "notify", "one of"),
+    ('theme = "a\\u001b[31m"\n', 1, "theme", "control character \\x1b"),
+    ("default_profile = 'nope'\n[profiles.a]\n", 1, "default_profile", "available profiles: a"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "key", "problem"), ERRORS)
+def test_errors_name_file_line_and_key(text: str, line: int, key: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(text)
+    error = caught.value
+    assert (error.file, error.line, error.key) == ("/etc/bringup/config.toml", line, key)
+    assert problem in error.problem
+    assert str(error) == f"/etc/bringup/config.toml:{line}: {key}: {error.problem}"
+
+
+def test_syntax_errors_carry_the_line() -> None:
+    with pytest.raises(ConfigError, match=r"^/etc/bringup/config.toml:3: TOML syntax"):
+        parse("a = 1\n\nb = = 2\n")
+
+
+def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"theme = 'x'\ntheme2 = '\xff'\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}:2: not valid UTF-8")):
+        load_config(path, env={})
+
+
+def test_missing_default_file_gives_an_empty_config(tmp_path: Path) -> None:
+    assert load_config(env={"XDG_CONFIG_HOME": str(tmp_path)}) == Config()
+    assert Config().profile() == Profile()
+
+
+def test_explicitly_asked_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path / "none.toml", env={})
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(env={"BRINGUP_CONFIG": str(tmp_path / "none.toml")})
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path, env={})
+
+
+def test_file_is_found_through_env_and_xdg(tmp_path: Path) -> None:
+    xdg = tmp_path / "bringup" / "config.toml"
+    xdg.parent.mkdir()
+    xdg.write_text("theme = 'xdg'\n")
+    other = tmp_path / "other.toml"
+    other.write_text("theme = 'env'\n")
+    assert load_config(env={"XDG_CONFIG_HOME": str(tmp_path)}).theme == "xdg"
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "BRINGUP_CONFIG": str(other)}
+    assert load_config(env=env).theme == "env"
+    assert load_config(xdg, env=env).theme == "xdg"
+    assert load_config(env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": ""}) == Config()
+
+
+def test_profile_choice_lists_what_exists() -> None:
+    config = parse("[profiles.a]\n[profiles.b]\n")
+    with pytest.raises(ConfigError, match=r"profiles\.c: no such profile .*: a, b\)"):
+        config.profile("c")
+    with pytest.raises(ConfigError, match="several profiles"):
+        config.profile()
+    assert config.profile("b").name == "b"
+    assert parse("[profiles.only]\n").profile().name == "only"
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [(90, 90.0), (2.5, 2.5), ("90", 90.0), ("90s", 90.0), ("15m", 900.0), ("1h", 3600.0),
+     ("1h30m", 5400.0), ("250ms", 0.25), (" 2 m ", 120.0), ("1.5h", 5400.0), ("1d", 86400.0)],
+)  # fmt: skip
+def test_parse_duration(value: object, seconds: float) -> None:
+    assert parse_duration(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["", "m", "10 minutes", "-5", -5, True, None, "1h-1m", "1e9"])
+def test_parse_duration_rejects(value: object) -> None:
+    with pytest.raises(DurationError):
+        parse_duration(value)
+
+
+def test_format_duration_round_trips() -> None:
+    for seconds in (0.0, 1.5, 45.0, 90.0, 600.0, 5400.0, 7322.0):
+        assert parse_duration(format_duration(seconds)) == pytest.approx(seconds)
+    assert format_duration(600) == "10m"
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [("gpu", (None, "gpu", None)), ("u@gpu", ("u", "gpu", None)),
+     ("u@gpu.lan:2222", ("u", "gpu.lan", 2222)), ("[fe80::1%eth0]:22", (None, "fe80::1%eth0", 22))],
+)  # fmt: skip
+def test_parse_ssh_target(text: str, target: tuple[str | None, str, int | None]) -> None:
+    assert parse_ssh_target(text) == target
+    assert str(parse_ssh_target(text)) == text
+
+
+@pytest.mark.parametrize("text", ["", "-oX", "u@", "@h", "h:0", "h:x", "a b", "h:1:2", "u;x@h"])
+def test_parse_ssh_target_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match=r"invalid|missing"):
+        parse_ssh_target(text)
+
+
+_FRAGMENTS = st.sampled_from(
+    ["[profiles.a]", "[profiles.a.launch]", "[profiles.a.bench]", "[keys]", "[profiles.a.stall]",
+     "engine = 'vllm'", "port = 70000", "hosts = ['a', 1]", "command = '{x'", "x = 1",
+     "concurrency = [1, 'a']", "floor = '3q'", "log = '{profile}'", "[[profiles]]", "a = [",
+     "'k' = \"\\u0007\"", "env = {A = 1}", "theme = 3", "expected_startup = 1e400"]
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=30)), max_size=12))
+def test_arbitrary_text_raises_only_config_errors(lines: list[str]) -> None:
+    message = ""
+    try:
+        parse("\n".join(lines))
+    except ConfigError as exc:
+        message = str(exc)
+    assert "\x1b" not in message
+    assert "\x07" not in message
+
+
+def test_deep_nesting_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        parse("a = " + "[" * 5000)
+
+
+def _uncommented(text: str) -> str:
+    return re.sub(r"(?m)^# (\[|[A-Za-z_]+ = )", r"\1", text)
+
+
+def test_init_writes_an_example_that_loads(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "config.toml"
+    assert main(["init", "--path", str(path)]) == 0
+    assert path.read_text() == example_text()
+    config = load_config(path, env={})
+    assert config.profile().name == "main"
+    assert config.profile().launch.model == "/models/my-model"
+    assert main(["init", "--path", str(path)]) == 1
+    path.write_text("changed")
+    assert main(["init", "--path", str(path), "--force"]) == 0
+    assert path.read_text() == example_text()
+
+
+def test_example_defaults_are_the_real_defaults() -> None:
+    commented = parse(example_text()).profile()
+    uncommented = parse(_uncommented(example_text())).profile()
+    assert uncommented.bench == BenchConfig(endpoint="generate")
+    assert commented.bench == BenchConfig()
+    assert (uncommented.stall, uncommented.expected_startup) == (commented.stall, 600.0)
+    assert uncommented.launch.grace_period == commented.launch.grace_period
+    assert uncommented.port_for() == commented.port_for()
+    assert (uncommented.host_key_policy, uncommented.read_only) == ("strict", False)
+
+
+def test_documentation_covers_every_field_and_its_example_loads() -> None:
+    text = (REPO / "docs" / "configuration.md").read_text()
+    for kind in (Config, Profile, LaunchConfig, BenchConfig, StallConfig):
+        for name in kind.__dataclass_fields__:
+            if name in {"keys", "profiles", "launch", "bench", "stall"}:
+                assert f"NAME.{name}]`" in text or f"`[{name}" in text, name
+            elif name not in {"path", "name"}:
+                assert f"`{name}`" in text, name
+    example = text.split("```toml\n")[1].split("```")[0]
+    assert parse(example).profile().bench.concurrency == (1, 4, 16)

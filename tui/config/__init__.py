@@ -1,0 +1,43 @@
+"""User configuration: ``config.toml`` loaded into frozen dataclasses.
+
+``load_config()`` reads ``--config``, ``$BRINGUP_CONFIG`` or the XDG config folder and returns a
+``Config``; ``Config.profile(name)`` picks a ``Profile``. Every problem raises ``ConfigError``
+whose message is ``"{file}:{line}: {dotted.key}: {problem}"``. The package imports no UI
+library, so headless commands can use it.
+"""
+
+from __future__ import annotations
+
+from tui.config.load import config_path, default_config_path, load_config, parse_config
+from tui.config.model import (
+    DEFAULT_PORTS,
+    LAUNCH_PLACEHOLDERS,
+    BenchConfig,
+    Config,
+    LaunchConfig,
+    Profile,
+    StallConfig,
+)
+from tui.config.source import ConfigError
+from tui.config.targets import SshTarget, parse_ssh_target
+from tui.engine.durations import DurationError, format_duration, parse_duration
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "LAUNCH_PLACEHOLDERS",
+    "BenchConfig",
+    "Config",
+    "ConfigError",
+    "DurationError",
+    "LaunchConfig",
+    "Profile",
+    "SshTarget",
+    "StallConfig",
+    "config_path",
+    "default_config_path",
+    "format_duration",
+    "load_config",
+    "parse_config",
+    "parse_duration",
+    "parse_ssh_target",
+]
