@@ -1,0 +1,181 @@
+"""Is a quiet rank slow or dead? Per-rank stall and lag rules over a ``Snapshot``.
+
+A rank is STALLED when it has been silent in its stage for longer than the stage's threshold:
+``max(factor * p95, floor)`` seconds, with the p95 taken from past runs (``Expectations``). It is
+LAGGING (flagged, not stalled) when most other ranks left its stage ``max(lag, usual / 4)``
+seconds ago or longer while it still prints nothing that moves it on. Known hang signatures
+(SGLang's scheduler watchdog, NCCL watchdog timeouts) are not guessed here: the log grammar
+reports them as failures, and the rank shows as FAILED.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from tui.engine.estimate import (
+    DEFAULT_HIGH,
+    DEFAULT_LOW,
+    DEFAULT_SPLIT,
+    Expectations,
+    StageKey,
+    clock_label,
+    startup_ranks,
+)
+from tui.engine.snapshot import RankState, Snapshot
+from tui.engine.spread import Spread
+from tui.engine.stages import Outcome, Stage
+
+
+class RankHealth(str, Enum):
+    """A rank's standing against the usual start-up."""
+
+    OK = "ok"
+    LAGGING = "lagging"
+    STALLED = "stalled"
+    FAILED = "failed"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class StallPolicy:
+    """The profile's ``[stall]`` table: ``factor`` times the stage's p95, never below ``floor``
+    seconds; ``lag`` is the least time behind the other ranks that counts as lagging."""
+
+    factor: float = 3.0
+    floor: float = 60.0
+    lag: float = 30.0
+
+    def threshold(self, usual: Spread) -> float:
+        """Seconds of silence in a stage after which a rank is stalled."""
+        return max(self.factor * usual.high, self.floor)
+
+    def lag_threshold(self, usual: Spread) -> float:
+        return max(self.lag, usual.median / 4)
+
+
+@dataclass(frozen=True, slots=True)
+class RankStatus:
+    """One rank's health with the numbers behind it (seconds; ``None`` when not applicable)."""
+
+    tag: str
+    health: RankHealth
+    stage: Stage
+    draft: bool
+    in_stage: float
+    silent_for: float
+    threshold: float | None = None
+    behind_for: float | None = None
+    reason: str = ""
+
+    @property
+    def flagged(self) -> bool:
+        return self.health in (RankHealth.LAGGING, RankHealth.STALLED)
+
+
+def assess(
+    snapshot: Snapshot, expectations: Expectations, now: float, policy: StallPolicy | None = None
+) -> tuple[RankStatus, ...]:
+    """The health of every rank that decides the start-up, in snapshot order."""
+    rules = policy or StallPolicy()
+    ranks = startup_ranks(snapshot)
+    return tuple(_assess_rank(rank, ranks, snapshot, expectations, now, rules) for rank in ranks)
+
+
+def stalled(statuses: tuple[RankStatus, ...]) -> tuple[RankStatus, ...]:
+    return tuple(status for status in statuses if status.health is RankHealth.STALLED)
+
+
+def usual_for(expectations: Expectations, stage: Stage, draft: bool) -> Spread:
+    """The stage's spread, or a guess from ``DEFAULT_SPLIT`` scaled to the expected total."""
+    known = expectations.stage(stage, draft)
+    if known is not None:
+        return known
+    guess = DEFAULT_SPLIT.get((stage, False), 0.02) * expectations.total.median
+    return Spread(guess * DEFAULT_LOW, guess, guess * DEFAULT_HIGH)
+
+
+def _assess_rank(
+    rank: RankState,
+    ranks: tuple[RankState, ...],
+    snapshot: Snapshot,
+    expectations: Expectations,
+    now: float,
+    policy: StallPolicy,
+) -> RankStatus:
+    in_stage = max(now - rank.stage_started_at, 0.0)
+    silent = max(now - max(rank.last_seen_at, rank.stage_started_at), 0.0)
+    base = RankStatus(rank.tag, RankHealth.OK, rank.stage, rank.draft, in_stage, silent)
+    if rank.failed:
+        return _with(base, RankHealth.FAILED, reason=_failure_reason(snapshot, rank))
+    if rank.stage.order >= Stage.READY.order or snapshot.outcome is Outcome.READY:
+        return _with(base, RankHealth.DONE)
+    if snapshot.outcome is not Outcome.INCOMPLETE or snapshot.stopped:
+        return base
+    usual = usual_for(expectations, rank.stage, rank.draft)
+    limit = policy.threshold(usual)
+    if silent > limit:
+        reason = (
+            f"silent {clock_label(silent)} in {_stage_name(rank)}"
+            f" (usually {usual.label}, limit {clock_label(limit)})"
+        )
+        return _with(base, RankHealth.STALLED, threshold=limit, reason=reason)
+    return _lag_status(base, rank, ranks, usual, now, policy)
+
+
+def _lag_status(
+    base: RankStatus,
+    rank: RankState,
+    ranks: tuple[RankState, ...],
+    usual: Spread,
+    now: float,
+    policy: StallPolicy,
+) -> RankStatus:
+    others = [other for other in ranks if other.tag != rank.tag]
+    key = (rank.stage, rank.draft)
+    left = sorted(t for t in (_left_at(other, key) for other in others) if t is not None)
+    if not others or len(left) * 2 <= len(others):
+        return base
+    behind = now - left[len(left) // 2]
+    limit = policy.lag_threshold(usual)
+    if behind <= limit:
+        return base
+    reason = (
+        f"still in {_stage_name(rank)}; {len(left)} of {len(others)} other ranks"
+        f" left it {clock_label(behind)} ago"
+    )
+    return _with(base, RankHealth.LAGGING, threshold=limit, behind_for=behind, reason=reason)
+
+
+def _left_at(rank: RankState, key: StageKey) -> float | None:
+    """When ``rank`` entered a stage past ``key`` (from the injected clock), or None."""
+    target = (key[0].order, key[1])
+    entries = [(span.stage.order, span.draft, span.started_at) for span in rank.history]
+    entries.append((rank.stage.order, rank.draft, rank.stage_started_at))
+    later = [at for order, draft, at in entries if (order, draft) > target]
+    return min(later) if later else None
+
+
+def _with(
+    base: RankStatus,
+    health: RankHealth,
+    *,
+    threshold: float | None = None,
+    behind_for: float | None = None,
+    reason: str = "",
+) -> RankStatus:
+    return RankStatus(
+        base.tag, health, base.stage, base.draft, base.in_stage, base.silent_for,
+        threshold, behind_for, reason,
+    )  # fmt: skip
+
+
+def _failure_reason(snapshot: Snapshot, rank: RankState) -> str:
+    failure = snapshot.failure
+    if failure is None or failure.rank not in (None, rank.tag):
+        return "failed"
+    return f"failed: {failure.kind.value}"
+
+
+def _stage_name(rank: RankState) -> str:
+    return ("draft " if rank.draft else "") + rank.stage.label
