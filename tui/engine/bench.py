@@ -1,0 +1,248 @@
+"""Benchmark arithmetic: per-request records in, one result per concurrency level out.
+
+The definitions are the published ones of ``sglang.bench_serving`` and ``vllm bench serve``:
+
+- TTFT: send time to the first chunk that carried tokens.
+- TPOT: ``(latency - ttft) / (output_tokens - 1)``, only for requests with more than one token.
+- ITL: for each chunk after the first, the gap since the previous chunk divided by the tokens in
+  the chunk, counted once per token (a chunk of 3 tokens after 30 ms gives three 10 ms values).
+- E2E latency: send time to the end of the response.
+- Throughput: completed requests and output tokens divided by the level's wall-clock duration.
+- Decode speed: per request ``(output_tokens - 1) / (latency - ttft)`` tokens per second.
+- Accept length: ``completion_tokens / spec_verify_ct`` per request (the bonus token included);
+  the level's figure is the token-weighted ``sum(completion_tokens) / sum(spec_verify_ct)``.
+
+Requests that produced no token count as completed but add no TTFT, TPOT or ITL value. Output
+tokens are the server's count (``usage`` or ``meta_info``) when it sent one, else the client's.
+Percentiles interpolate linearly between closest ranks, like numpy's default.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One streamed chunk that carried ``tokens`` new tokens, stamped on arrival."""
+
+    at: float
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """What the client saw of one request. Times are ``time.perf_counter`` seconds."""
+
+    sent_at: float
+    ended_at: float
+    chunks: tuple[Chunk, ...] = ()
+    success: bool = True
+    server_tokens: int | None = None
+    prompt_tokens: int | None = None
+    spec_verify_ct: int | None = None
+    error: str = ""
+
+    @property
+    def client_tokens(self) -> int:
+        """Tokens counted by the client over the chunks it received."""
+        return sum(chunk.tokens for chunk in self.chunks if chunk.tokens > 0)
+
+    @property
+    def output_tokens(self) -> int:
+        return self.server_tokens if self.server_tokens is not None else self.client_tokens
+
+    @property
+    def latency(self) -> float:
+        return self.ended_at - self.sent_at
+
+    @property
+    def ttft(self) -> float | None:
+        first = next((chunk for chunk in self.chunks if chunk.tokens > 0), None)
+        return None if first is None else first.at - self.sent_at
+
+    @property
+    def tpot(self) -> float | None:
+        ttft = self.ttft
+        if ttft is None or self.output_tokens <= 1:
+            return None
+        return (self.latency - ttft) / (self.output_tokens - 1)
+
+    @property
+    def itl(self) -> list[float]:
+        values: list[float] = []
+        previous: float | None = None
+        for chunk in self.chunks:
+            if chunk.tokens <= 0:
+                continue
+            if previous is not None:
+                values.extend([(chunk.at - previous) / chunk.tokens] * chunk.tokens)
+            previous = chunk.at
+        return values
+
+    @property
+    def accept_length(self) -> float | None:
+        if not self.spec_verify_ct or self.server_tokens is None:
+            return None
+        return self.server_tokens / self.spec_verify_ct
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (0-100) with linear interpolation between closest ranks."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * p / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """Summary of a list of values; every figure is None when there were none."""
+
+    count: int = 0
+    mean: float | None = None
+    median: float | None = None
+    std: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    max: float | None = None
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Distribution:
+        if not values:
+            return cls()
+        mean = math.fsum(values) / len(values)
+        variance = math.fsum((value - mean) ** 2 for value in values) / len(values)
+        return cls(
+            count=len(values),
+            mean=mean,
+            median=percentile(values, 50),
+            std=math.sqrt(variance),
+            p90=percentile(values, 90),
+            p95=percentile(values, 95),
+            p99=percentile(values, 99),
+            max=max(values),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LevelResult:
+    """The benchmark at one concurrency level. Times in seconds, speeds per second."""
+
+    concurrency: int
+    completed: int
+    failed: int
+    duration: float
+    total_input_tokens: int
+    total_output_tokens: int
+    request_throughput: float
+    output_throughput: float
+    ttft: Distribution
+    tpot: Distribution
+    itl: Distribution
+    e2el: Distribution
+    decode_speed: Distribution
+    accept_length: float | None
+    accept_lengths: Distribution
+    token_mismatches: int
+    errors: tuple[str, ...] = ()
+
+
+def summarize(
+    records: Sequence[RequestRecord], concurrency: int, duration: float | None = None
+) -> LevelResult:
+    """The level's result; ``duration`` defaults to first send to last end."""
+    done = [record for record in records if record.success]
+    if duration is None:
+        duration = _span(records)
+    output_tokens = sum(record.output_tokens for record in done)
+    return LevelResult(
+        concurrency=concurrency,
+        completed=len(done),
+        failed=len(records) - len(done),
+        duration=duration,
+        total_input_tokens=sum(record.prompt_tokens or 0 for record in done),
+        total_output_tokens=output_tokens,
+        request_throughput=_per_second(len(done), duration),
+        output_throughput=_per_second(output_tokens, duration),
+        ttft=Distribution.of([t for r in done if (t := r.ttft) is not None]),
+        tpot=Distribution.of([t for r in done if (t := r.tpot) is not None]),
+        itl=Distribution.of([gap for record in done for gap in record.itl]),
+        e2el=Distribution.of([record.latency for record in done]),
+        decode_speed=Distribution.of([1 / t for r in done if (t := r.tpot) is not None and t > 0]),
+        accept_length=_accept_length(done),
+        accept_lengths=Distribution.of([a for r in done if (a := r.accept_length) is not None]),
+        token_mismatches=sum(1 for record in done if _mismatch(record)),
+        errors=_distinct_errors(records),
+    )
+
+
+def _per_second(amount: int, duration: float) -> float:
+    return amount / duration if duration > 0 else 0.0
+
+
+def _span(records: Sequence[RequestRecord]) -> float:
+    if not records:
+        return 0.0
+    return max(r.ended_at for r in records) - min(r.sent_at for r in records)
+
+
+def _accept_length(done: Sequence[RequestRecord]) -> float | None:
+    counted = [r for r in done if r.spec_verify_ct and r.server_tokens is not None]
+    verify = sum(r.spec_verify_ct or 0 for r in counted)
+    return sum(r.server_tokens or 0 for r in counted) / verify if verify else None
+
+
+def _mismatch(record: RequestRecord) -> bool:
+    return record.server_tokens is not None and record.server_tokens != record.client_tokens
+
+
+def _distinct_errors(records: Sequence[RequestRecord], limit: int = 5) -> tuple[str, ...]:
+    errors: list[str] = []
+    for record in records:
+        if not record.success and record.error not in errors:
+            errors.append(record.error)
+    return tuple(errors[:limit])
+
+
+_STATS = ("mean", "median", "std", "p90", "p95", "p99")
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    return None if value is None else value * scale
+
+
+def _distribution_fields(name: str, dist: Distribution, scale: float, unit: str) -> dict[str, Any]:
+    fields = {f"{stat}_{name}_{unit}": _scaled(getattr(dist, stat), scale) for stat in _STATS}
+    fields[f"max_{name}_{unit}"] = _scaled(dist.max, scale)
+    return fields
+
+
+def result_fields(result: LevelResult) -> dict[str, Any]:
+    """The result as a flat dict named like ``vllm bench serve`` saved results (times in ms)."""
+    fields: dict[str, Any] = {
+        "max_concurrency": result.concurrency,
+        "completed": result.completed,
+        "failed": result.failed,
+        "duration": result.duration,
+        "total_input_tokens": result.total_input_tokens,
+        "total_output_tokens": result.total_output_tokens,
+        "request_throughput": result.request_throughput,
+        "output_throughput": result.output_throughput,
+    }
+    for name, dist in (("ttft", result.ttft), ("tpot", result.tpot), ("itl", result.itl)):
+        fields |= _distribution_fields(name, dist, 1000.0, "ms")
+    fields |= _distribution_fields("e2el", result.e2el, 1000.0, "ms")
+    fields |= _distribution_fields("decode", result.decode_speed, 1.0, "tok_s")
+    fields["accept_length"] = result.accept_length
+    fields["mean_accept_length"] = result.accept_lengths.mean
+    fields["token_mismatches"] = result.token_mismatches
+    fields["errors"] = list(result.errors)
+    return fields
