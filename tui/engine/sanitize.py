@@ -1,0 +1,113 @@
+"""Turn untrusted log bytes into text that is safe to show and to parse.
+
+Every byte of a server log is hostile until proven otherwise. The functions here:
+
+- replace invalid UTF-8 with U+FFFD (decoding never raises);
+- strip terminal escape sequences: CSI (colours, cursor moves, screen clears), OSC (window
+  titles, clipboard writes, hyperlinks), DCS/SOS/PM/APC strings and the other two-byte escapes,
+  in their 7-bit (``ESC [``) and 8-bit (U+009B) spellings;
+- collapse carriage-return redraws the way a terminal shows them: each ``\\r`` returns to the
+  start of the line and the next segment overwrites what was there (tqdm bars update in place);
+- map the remaining C0 controls (except tab) to U+FFFD and drop DEL and C1 controls;
+- cap absurdly long lines, keeping the head and saying how much was cut.
+
+The output never contains ESC, DEL or a C1 control (U+0080 to U+009F), whatever the input.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_LINE_CHARS = 32_768
+"""Lines longer than this keep their head and end with a note saying how much was cut."""
+
+REPLACEMENT = "\ufffd"
+
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI, tolerating a missing final byte
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # strings
+    r"|\x1b[ -/]*[0-~]?"  # every other escape, and a lone ESC
+)
+# Anything a clean line may not contain: C0 controls except tab and newline, DEL and C1.
+_SUSPECT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS: dict[int, str | None] = {
+    **{code: REPLACEMENT for code in range(0x20) if code not in (0x09, 0x0A)},
+    0x7F: None,
+    **dict.fromkeys(range(0x80, 0xA0)),
+}
+
+
+def clean_segment(text: str) -> str:
+    """Strip escapes and neutralise controls in text that holds no ``\\r`` or ``\\n``."""
+    if _SUSPECT.search(text) is None:
+        return text
+    return _ESCAPES.sub("", text).translate(_CONTROLS)
+
+
+def overlay(segments: list[str]) -> str:
+    """What a terminal shows after writing each segment from column 0 over the previous ones."""
+    shown = segments[0]
+    for segment in segments[1:]:
+        if len(segment) >= len(shown):
+            shown = segment
+        elif segment:
+            shown = segment + shown[len(segment) :]
+    return shown
+
+
+def cap_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """Keep the first ``limit`` characters of an absurdly long line and say how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} [… {len(text) - limit} characters cut]"
+
+
+def redraws(raw: str) -> list[str]:
+    """The cleaned ``\\r``-separated segments of one raw line, in the order they were drawn."""
+    return [clean_segment(segment) for segment in raw.split("\r")]
+
+
+def sanitize_line(raw: str, limit: int = MAX_LINE_CHARS) -> str:
+    """One raw line (no ``\\n``) as a terminal would show it, safe and capped."""
+    if _SUSPECT.search(raw) is None:
+        return cap_line(raw, limit)
+    if "\r" in raw:
+        return cap_line(overlay(redraws(raw)), limit)
+    return cap_line(clean_segment(raw), limit)
+
+
+def split_lines(
+    text: str, limit: int = MAX_LINE_CHARS
+) -> tuple[list[str], dict[int, list[str]]]:
+    """Split decoded text on ``\\n`` into safe lines.
+
+    Returns the lines and, for each line that was redrawn with ``\\r``, its cleaned segments
+    (the caller may want every intermediate tqdm state, not only the last one). The number of
+    lines is always ``text.count("\\n") + 1``: sanitizing never adds or removes a line.
+    """
+    lines = text.split("\n")
+    segmented: dict[int, list[str]] = {}
+    if _SUSPECT.search(text) is None:
+        if len(text) > limit and max(map(len, lines)) > limit:
+            lines = [cap_line(line, limit) for line in lines]
+        return lines, segmented
+    for index, line in enumerate(lines):
+        if _SUSPECT.search(line) is None:
+            lines[index] = cap_line(line, limit)
+        elif "\r" in line:
+            segments = redraws(line)
+            segmented[index] = segments
+            lines[index] = cap_line(overlay(segments), limit)
+        else:
+            lines[index] = cap_line(clean_segment(line), limit)
+    return lines, segmented
+
+
+def sanitize_text(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """Multi-line text made safe line by line; newlines are kept."""
+    return "\n".join(split_lines(text, limit)[0])
+
+
+def sanitize_bytes(data: bytes, limit: int = MAX_LINE_CHARS) -> str:
+    """Bytes from anywhere (a log, an HTTP body) as safe text; never raises."""
+    return sanitize_text(data.decode("utf-8", "replace"), limit)
