@@ -1,0 +1,1 @@
+"""The Textual monitor: app, screens, widgets, themes and the adapters that feed them."""

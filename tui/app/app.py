@@ -1,0 +1,222 @@
+"""The monitor app: workers post messages, handlers update state, one timer repaints."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import ClassVar
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
+
+from tui.app.alerts import Alerts, NotifyMode
+from tui.app.engine_link import EngineLink
+from tui.app.messages import (
+    ChunkReceived,
+    ConnectionChanged,
+    HealthChanged,
+    RankFocused,
+    StreamEnded,
+    StreamMarked,
+)
+from tui.app.model import EXPECTED_STARTUP_SECONDS, ConnectionState, MonitorView, Target
+from tui.app.palette import MonitorCommands
+from tui.app.screens.help import HelpScreen, key_rows
+from tui.app.screens.log_view import LogScreen
+from tui.app.screens.main import MainScreen
+from tui.app.sources import Source
+from tui.app.state import MonitorState
+from tui.app.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
+from tui.app.widgets.failure_panel import failure_report
+
+FLUSH_SECONDS = 0.1
+CLOCK_SECONDS = 1.0
+
+
+class MonitorApp(App[int]):
+    """``bringup watch`` and ``bringup demo``: one server's start-up, rank by rank."""
+
+    TITLE = "bringup"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {MonitorCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="quit", priority=True),
+        Binding("ctrl+c", "quit", "Quit", id="quit-interrupt", show=False, priority=True),
+        Binding("l", "open_log", "Log", id="log"),
+        Binding("e", "open_log(True)", "Errors", id="errors-log"),
+        Binding("slash", "search_log", "Search", id="search-log"),
+        Binding("y", "copy_failure", "Copy failure", id="copy-failure"),
+        Binding("r", "reconnect", "Reconnect", id="reconnect"),
+        Binding("question_mark", "help", "Help", id="help"),
+        *(
+            Binding(str(n), f"focus_rank({n - 1})", f"Rank {n}", id=f"rank-{n}", show=False)
+            for n in range(1, 10)
+        ),
+        Binding("0", "focus_rank(9)", "Rank 10", id="rank-10", show=False),
+    ]
+
+    def __init__(
+        self,
+        *,
+        link: EngineLink,
+        source: Source,
+        target: Target,
+        health: Source | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        theme: str = DEFAULT_THEME,
+        keymap: Mapping[str, str] | None = None,
+        notify_mode: NotifyMode = "auto",
+        expected_seconds: float = EXPECTED_STARTUP_SECONDS,
+        reconnect: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.state = MonitorState(link, target, clock, expected_seconds)
+        self._source = source
+        self._health = health
+        self._wanted_theme = theme
+        self._user_keys = dict(keymap or {})
+        self._reconnect = reconnect
+        self.alerts = Alerts(self, notify_mode)
+        self.last_view: MonitorView | None = None
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(SEMANTIC_DEFAULTS)
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        self._install_themes()
+        if self._user_keys:
+            self.set_keymap(self._user_keys)
+        self.set_interval(FLUSH_SECONDS, self.flush)
+        self.set_interval(CLOCK_SECONDS, self._tick)
+        self.run_worker(self._source.run(self.post_message), group="source", exit_on_error=False)
+        if self._health is not None:
+            health = self._health.run(self.post_message)
+            self.run_worker(health, group="health", exit_on_error=False)
+
+    def _install_themes(self) -> None:
+        loaded = load_themes()
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        if loaded.errors:
+            self.notify("\n".join(loaded.errors), title="Theme files skipped", severity="warning",
+                        markup=False)  # fmt: skip
+        if self.get_theme(self._wanted_theme) is not None:
+            self.theme = self._wanted_theme
+        else:
+            if self._wanted_theme != DEFAULT_THEME or not loaded.errors:
+                self.notify(f"theme {self._wanted_theme!r} is not available; using the default",
+                            severity="warning", markup=False)  # fmt: skip
+            fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) else FALLBACK_THEME
+            self.theme = fallback
+
+    # --- messages from workers -------------------------------------------------------------
+
+    @on(ChunkReceived)
+    def _chunk(self, message: ChunkReceived) -> None:
+        self.state.feed(message.data)
+
+    @on(StreamMarked)
+    def _marked(self, message: StreamMarked) -> None:
+        self.state.mark(f"{message.kind}: {message.detail}" if message.detail else message.kind)
+
+    @on(StreamEnded)
+    def _ended(self, message: StreamEnded) -> None:
+        self.state.finish()
+
+    @on(ConnectionChanged)
+    def _connection(self, message: ConnectionChanged) -> None:
+        self.state.set_connection(message.state, message.detail)
+
+    @on(HealthChanged)
+    def _health_changed(self, message: HealthChanged) -> None:
+        self.state.set_health(message.reading)
+
+    @on(RankFocused)
+    def _rank_focused(self, message: RankFocused) -> None:
+        main = self._main()
+        if main is not None:
+            main.focus_rank(message.tag)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR and event.worker.group == "source":
+            error = event.worker.error
+            self.state.set_connection(ConnectionState.LOST, f"{type(error).__name__}: {error}")
+        elif event.state is WorkerState.ERROR:
+            self.notify(f"{event.worker.group} stopped: {event.worker.error}", markup=False,
+                        severity="warning")  # fmt: skip
+
+    # --- the repaint -----------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        self.state.dirty = True
+
+    def flush(self) -> None:
+        """Apply the latest state to the screen, at most ten times a second."""
+        log_screen = self.screen if isinstance(self.screen, LogScreen) else None
+        if not self.state.dirty and log_screen is None:
+            return
+        with self.batch_update():
+            if self.state.dirty:
+                view = self.state.view()
+                self.last_view = view
+                main = self._main()
+                if main is not None and main.is_current and main.composed:
+                    main.show(view)
+                self.alerts.verdict_seen(view)
+            if log_screen is not None:
+                log_screen.pull()
+
+    def _main(self) -> MainScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    # --- actions -------------------------------------------------------------------------
+
+    def action_open_log(self, problems_only: bool = False) -> None:
+        main = self._main()
+        rank = None if problems_only or main is None else main.focused_rank()
+        self.push_screen(LogScreen(self.state.log, rank, problems_only), self._log_closed)
+
+    def open_rank_log(self, tag: str) -> None:
+        self.push_screen(LogScreen(self.state.log, tag), self._log_closed)
+
+    def action_search_log(self) -> None:
+        screen = LogScreen(self.state.log)
+        self.push_screen(screen, self._log_closed)
+        self.call_after_refresh(screen.action_search)
+
+    def _log_closed(self, _: None) -> None:
+        self.state.dirty = True
+
+    def action_copy_failure(self) -> None:
+        failure = self.state.link.snapshot.failure
+        if failure is None:
+            self.notify("nothing has failed", markup=False)
+            return
+        self.copy_to_clipboard(failure_report(failure))
+        self.notify("failure excerpt copied to the clipboard", markup=False)
+
+    async def action_reconnect(self) -> None:
+        if self._reconnect is None:
+            self.notify("this source cannot reconnect", markup=False)
+            return
+        self.state.set_connection(ConnectionState.RECONNECTING, "asked by the user")
+        self.workers.cancel_group(self, "source")
+        await self._reconnect()
+        self.run_worker(self._source.run(self.post_message), group="source", exit_on_error=False)
+
+    def action_focus_rank(self, index: int) -> None:
+        main = self._main()
+        if main is None:
+            return
+        tags = main.rank_tags()
+        if 0 <= index < len(tags):
+            main.focus_rank(tags[index])
+
+    def action_help(self) -> None:
+        groups = [("Monitor", self.BINDINGS), ("Log view", LogScreen.BINDINGS)]
+        self.push_screen(HelpScreen(key_rows(groups, self._user_keys)))

@@ -1,0 +1,60 @@
+"""Messages that workers post to the app. Each names something that already happened."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from tui.app.model import ConnectionState, HealthReading
+
+
+class ChunkReceived(Message):
+    """Raw bytes arrived from the server log (any size; split into lines by the engine)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__()
+        self.data = data
+
+
+class StreamMarked(Message):
+    """The tail noticed something about the file itself: a gap, a rotation, a truncation."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__()
+        self.kind = kind
+        self.detail = detail
+
+
+class StreamEnded(Message):
+    """The log stream finished (a local file read to its end, or the source gave up)."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class ConnectionChanged(Message):
+    """The link to the host changed state."""
+
+    def __init__(self, state: ConnectionState, detail: str = "") -> None:
+        super().__init__()
+        self.state = state
+        self.detail = detail
+
+
+class HealthChanged(Message):
+    """The health poller has a new reading; only the latest one matters."""
+
+    def __init__(self, reading: HealthReading) -> None:
+        super().__init__()
+        self.reading = reading
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, HealthChanged)
+
+
+class RankFocused(Message):
+    """The user picked one rank (from the grid, a digit key or the command palette)."""
+
+    def __init__(self, tag: str) -> None:
+        super().__init__()
+        self.tag = tag

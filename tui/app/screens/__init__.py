@@ -1,0 +1,1 @@
+"""Screens: the main monitor, the full-screen log and the help."""

@@ -1,0 +1,80 @@
+"""The main screen: header, rank grid, failure view and the footer of keys."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from tui.app.model import MonitorView
+from tui.app.widgets.failure_panel import FailurePanel
+from tui.app.widgets.header import StatusHeader
+from tui.app.widgets.rank_grid import RankGrid
+from tui.app.widgets.rank_panel import RankCard, RankPanel
+from tui.engine.estimate import startup_ranks
+from tui.engine.stages import Stage
+from tui.engine.stall import usual_for
+
+
+def rank_cards(view: MonitorView) -> list[RankCard]:
+    """One card per rank, with the time spent in its current stage."""
+    failure = view.snapshot.failure
+    failing = failure.rank if failure is not None else None
+    flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
+    cards = []
+    for rank in startup_ranks(view.snapshot):
+        frozen = rank.failed or view.snapshot.stopped or rank.stage.order >= Stage.READY.order
+        end = rank.last_seen_at if frozen else view.now
+        usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
+        cards.append(
+            RankCard(
+                rank=rank,
+                seconds_in_stage=int(max(0.0, end - rank.stage_started_at)),
+                usual_seconds=None if usual is None else int(usual),
+                flag=flags.get(rank.tag, ""),
+                failing=rank.tag == failing,
+            )
+        )
+    return cards
+
+
+class MainScreen(Screen[None]):
+    """Where users spend the start: every rank at a glance."""
+
+    # Textual declares this as a plain class attribute, so it cannot be marked ClassVar here.
+    HORIZONTAL_BREAKPOINTS = [  # noqa: RUF012
+        (0, "-narrow"),
+        (100, "-medium"),
+        (180, "-wide"),
+    ]
+
+    composed = False
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        yield RankGrid(id="grid")
+        yield FailurePanel(id="failure")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.composed = True
+
+    def show(self, view: MonitorView) -> None:
+        """Apply one view to every widget (the caller batches the repaint)."""
+        self.query_one(StatusHeader).show(view)
+        self.query_one(RankGrid).show(rank_cards(view))
+        self.query_one(FailurePanel).show(view.snapshot.failure)
+
+    def focused_rank(self) -> str | None:
+        focused = self.focused
+        return focused.tag if isinstance(focused, RankPanel) else None
+
+    def focus_rank(self, tag: str) -> bool:
+        for panel in self.query(RankPanel):
+            if panel.tag == tag:
+                panel.focus()
+                return True
+        return False
+
+    def rank_tags(self) -> list[str]:
+        return [panel.tag for panel in self.query_one(RankGrid).panels()]

@@ -1,0 +1,124 @@
+"""The monitor's state between flushes: the engine, the link, health and the log ring.
+
+Handlers change it as messages arrive; the app's flush timer asks it for a ``MonitorView``.
+No Textual import: the rules are tested without an app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tui.app.engine_link import EngineLink
+from tui.app.logbook import LogBook
+from tui.app.model import (
+    EXPECTED_STARTUP_SECONDS,
+    ConnectionState,
+    HealthReading,
+    MonitorView,
+    Target,
+)
+from tui.engine.estimate import Eta, Expectations, default_expectations, estimate
+from tui.engine.snapshot import Snapshot
+from tui.engine.spread import Spread
+from tui.engine.stall import RankHealth, StallPolicy, assess
+
+Planner = Callable[[Snapshot], Expectations]
+
+MAX_MARKERS = 3
+
+
+class MonitorState:
+    """Owns everything received so far; ``dirty`` says a repaint is due."""
+
+    def __init__(
+        self,
+        link: EngineLink,
+        target: Target,
+        clock: Callable[[], float],
+        expected_seconds: float = EXPECTED_STARTUP_SECONDS,
+        log_capacity: int | None = None,
+        planner: Planner | None = None,
+        stall_policy: StallPolicy | None = None,
+    ) -> None:
+        self.link = link
+        self.target = target
+        self.clock = clock
+        self.expected_seconds = expected_seconds
+        self.planner = planner or self._default_plan
+        self.stall_policy = stall_policy or StallPolicy()
+        self.log = LogBook() if log_capacity is None else LogBook(log_capacity)
+        self.connection = ConnectionState.CONNECTING
+        self.connection_detail = ""
+        self.health = HealthReading()
+        self.markers: tuple[str, ...] = ()
+        self.started_at = clock()
+        self.received = False
+        self.dirty = True
+
+    def feed(self, data: bytes) -> None:
+        """Hand a chunk of log bytes to the engine and keep its lines for the log view."""
+        self.log.extend(self.link.feed(data))
+        if not self.received:
+            self.received = True
+            started = self.link.snapshot.started_at
+            self.started_at = started if started is not None else self.started_at
+        self.dirty = True
+
+    def finish(self) -> None:
+        """The stream ended: flush the engine's partial last line."""
+        self.log.extend(self.link.finish())
+        self.dirty = True
+
+    def mark(self, text: str) -> None:
+        """Remember a stream marker (gap, rotation, truncation) to show in the header."""
+        self.markers = (*self.markers, text)[-MAX_MARKERS:]
+        self.dirty = True
+
+    def set_connection(self, state: ConnectionState, detail: str = "") -> None:
+        self.connection = state
+        self.connection_detail = detail
+        self.dirty = True
+
+    def set_health(self, reading: HealthReading) -> None:
+        if reading != self.health:
+            self.health = reading
+            self.dirty = True
+
+    def _default_plan(self, snapshot: Snapshot) -> Expectations:
+        speculative = snapshot.server.drafter is not None
+        return default_expectations(self.expected_seconds, speculative=speculative)
+
+    def view(self) -> MonitorView:
+        """The view at the clock's current time; clears ``dirty``."""
+        self.dirty = False
+        now = self.clock()
+        snapshot = self.link.snapshot
+        plan = self.planner(snapshot)
+        statuses = assess(snapshot, plan, now, self.stall_policy)
+        stalled = frozenset(s.tag for s in statuses if s.health is RankHealth.STALLED)
+        verdict, disagreements = self.link.verdict(
+            connected=self.connection is ConnectionState.CONNECTED or self.received,
+            health=self.health,
+            stalled=stalled,
+        )
+        return MonitorView(
+            target=self.target,
+            snapshot=snapshot,
+            verdict=verdict,
+            connection=self.connection,
+            eta=self._eta(snapshot, plan, now),
+            plan=plan,
+            connection_detail=self.connection_detail,
+            health=self.health,
+            disagreements=disagreements,
+            statuses=statuses,
+            now=now,
+            markers=self.markers,
+        )
+
+    def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:
+        if snapshot.started_at is not None:
+            return estimate(snapshot, plan, now)
+        waited = max(0.0, now - self.started_at)
+        left = max(plan.total.median - waited, 0.0)
+        return Eta(waited, Spread(left, left, left), 0.0, plan.basis_label)

@@ -1,0 +1,1 @@
+"""Widgets of the monitor: header, rank panels and grid, failure view, badges."""

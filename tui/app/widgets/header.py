@@ -1,0 +1,117 @@
+"""The header: what is watched, the link, the verdict, the start-up timer, progress and health."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from tui.app import format as fmt
+from tui.app.logbook import printable
+from tui.app.model import ConnectionState, MonitorView
+from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
+from tui.engine.snapshot import ServerInfo
+from tui.engine.stages import Verdict
+
+_LINK_STYLE = {
+    ConnectionState.CONNECTED: "$health-ok",
+    ConnectionState.CONNECTING: "$health-starting",
+    ConnectionState.RECONNECTING: "$health-starting",
+    ConnectionState.LOST: "$health-down",
+    ConnectionState.CLOSED: "$text-muted",
+}
+
+
+def identity_line(view: MonitorView) -> Content:
+    """``profile · host · sglang 0.5.23 TP8 · model · drafter`` and the link state."""
+    server = view.snapshot.server
+    parts: list[str | tuple[str, str]] = [("bringup", "bold $primary")]
+    for text in (view.target.profile, view.target.host, _engine(server)):
+        if text:
+            parts.extend([" · ", text])
+    if server.model:
+        parts.extend([" · ", (server.served_model_name or server.model, "bold")])
+    if server.drafter:
+        algorithm = server.speculative_algorithm or "draft"
+        parts.extend([" · ", (f"{algorithm} ", "$text-muted"), server.drafter])
+    style = _LINK_STYLE[view.connection]
+    parts.extend(["  ", (f"● {view.connection.value}", style)])
+    if view.connection_detail:
+        parts.append((f" ({view.connection_detail})", "$text-muted"))
+    return Content.assemble(*(_clean(part) for part in parts))
+
+
+def _clean(part: str | tuple[str, str]) -> str | tuple[str, str]:
+    if isinstance(part, tuple):
+        return printable(part[0]), part[1]
+    return printable(part)
+
+
+def _engine(server: ServerInfo) -> str:
+    if server.engine == "unknown":
+        return ""
+    text = server.engine if server.version is None else f"{server.engine} {server.version}"
+    sizes = [(server.tp_size, "TP"), (server.dp_size, "DP"), (server.ep_size, "EP")]
+    sizes += [(server.pp_size, "PP"), (server.nnodes, "nodes ")]
+    extra = " ".join(f"{name}{size}" for size, name in sizes if size > 1)
+    return f"{text} {extra}".strip()
+
+
+def timer_line(view: MonitorView, width: int) -> Content:
+    """``03:12 / ~10:00 ━━━━──── 53% ETA 05:10-09:30`` (``overdue +01:10`` past the range)."""
+    eta, total = view.eta, view.plan.total
+    head = Content(f"{fmt.clock(eta.elapsed)} / ~{fmt.clock(total.median)} ")
+    percent = Content(f" {view.fraction * 100:3.0f}%")
+    tail = _eta_text(view)
+    room = min(48, width - head.cell_length - percent.cell_length - tail.cell_length)
+    return Content.assemble(head, fmt.bar(view.fraction, max(4, room)), percent, tail)
+
+
+def _eta_text(view: MonitorView) -> Content:
+    eta, total = view.eta, view.plan.total
+    if view.verdict is Verdict.READY:
+        return Content.styled(" ready", "$rank-ready")
+    if view.verdict in (Verdict.FAILED, Verdict.STOPPED):
+        return Content("")
+    if eta.elapsed > total.high:
+        return Content.styled(f" overdue +{fmt.clock(eta.elapsed - total.high)}", "$rank-stalled")
+    low, high = eta.remaining.low, eta.remaining.high
+    if round(low) == round(high):
+        return Content(f" ETA {fmt.clock(high)}")
+    return Content(f" ETA {fmt.clock(low)}-{fmt.clock(high)}")
+
+
+class StatusHeader(Vertical):
+    """Three lines at the top of the main screen; the third appears only on disagreement."""
+
+    DEFAULT_CSS = """
+    StatusHeader {
+        height: auto;
+        background: $panel;
+        & > #identity { height: 1; padding: 0 1; }
+        & > Horizontal { height: 1; }
+        & #timer { width: 1fr; padding: 0 1; }
+        & > #disagreement { height: auto; padding: 0 1; color: $rank-stalled; display: none; }
+        & > #disagreement.-shown { display: block; }
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(""), id="identity")
+        with Horizontal():
+            yield VerdictBadge(id="verdict")
+            yield Static(Content(""), id="timer")
+            yield HealthBadge(id="health")
+        yield Static(Content(""), id="disagreement")
+
+    def show(self, view: MonitorView) -> None:
+        self.query_one("#identity", Static).update(identity_line(view))
+        self.query_one(VerdictBadge).show(view.verdict)
+        self.query_one(HealthBadge).show(view.health)
+        timer = self.query_one("#timer", Static)
+        timer.update(timer_line(view, max(20, timer.content_region.width)))
+        notes = self.query_one("#disagreement", Static)
+        notes.set_class(bool(view.disagreements or view.markers), "-shown")
+        lines = [f"⚠ {text}" for text in (*view.disagreements, *view.markers)]
+        notes.update(Content("\n".join(lines)))

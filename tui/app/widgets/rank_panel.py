@@ -1,0 +1,135 @@
+"""One rank's panel: stage and time in it, progress, memory figures and the last line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widget import Widget
+
+from tui.app import format as fmt
+from tui.app.logbook import printable
+from tui.engine.snapshot import RankState
+
+_STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
+
+
+@dataclass(frozen=True, slots=True)
+class RankCard:
+    """What a panel shows; panels repaint only when this changes."""
+
+    rank: RankState
+    seconds_in_stage: int
+    usual_seconds: int | None = None
+    flag: str = ""
+    failing: bool = False
+
+    @property
+    def lagging(self) -> bool:
+        """Lagging the other ranks or stalled in its stage."""
+        return bool(self.flag)
+
+
+class RankPanel(Widget, can_focus=True):
+    """A rank's state, full (bordered, four lines) or compact (two lines) when ranks are many."""
+
+    DEFAULT_CSS = """
+    RankPanel {
+        height: 6;
+        border: round $stage-loading;
+        border-title-color: $foreground;
+        padding: 0 1;
+        &.-ready { border: round $rank-ready; }
+        &.-failed { border: heavy $rank-failed; }
+        &.-lagging { border: round $rank-stalled; }
+        &.-failing { border: double $rank-failed; }
+        &:focus { border-title-style: reverse; }
+        &.-compact {
+            height: 2;
+            border: none;
+            padding: 0 1 0 0;
+            border-left: outer $stage-loading;
+            &.-ready { border-left: outer $rank-ready; }
+            &.-failed, &.-failing { border-left: outer $rank-failed; }
+            &.-lagging { border-left: outer $rank-stalled; }
+            &:focus { background: $boost; }
+        }
+    }
+    """
+
+    def __init__(self, tag: str) -> None:
+        super().__init__()
+        self.tag = tag
+        self.card: RankCard | None = None
+        self.border_title = Content(printable(tag))
+
+    def show(self, card: RankCard) -> None:
+        """Take the latest state; repaint only if it differs from what is on screen."""
+        if card == self.card:
+            return
+        self.card = card
+        wanted = fmt.state_class(card.rank, card.lagging)
+        for name in _STATE_CLASSES:
+            self.set_class(name == wanted, name)
+        self.set_class(card.failing, "-failing")
+        self.refresh()
+
+    def render(self) -> Content:
+        card = self.card
+        if card is None:
+            return Content("waiting for the first line")
+        width = max(8, self.content_region.width)
+        if self.has_class("-compact"):
+            return self._compact(card, width)
+        return Content("\n").join(
+            [
+                self._stage_line(card, width, with_tag=False),
+                self._progress_line(card.rank, width),
+                self._memory_line(card.rank, width),
+                fmt.single_line(card.rank.last_line, width).stylize("$text-muted"),
+            ]
+        )
+
+    def _stage_line(self, card: RankCard, width: int, with_tag: bool) -> Content:
+        rank = card.rank
+        label = fmt.stage_label(rank)
+        if card.flag:
+            label = f"{label} · {card.flag}"
+        if rank.failed:
+            label = f"{label} · FAILED"
+        timer = fmt.clock(card.seconds_in_stage)
+        if card.usual_seconds is not None and not with_tag:
+            timer = f"{timer} / ~{fmt.clock(card.usual_seconds)}"
+        tag = Content.styled(f"{printable(rank.tag)} ", "bold") if with_tag else Content("")
+        room = max(1, width - len(timer) - 1 - tag.cell_length)
+        left = tag + Content.styled(label, f"bold {fmt.stage_style(rank, card.lagging)}")
+        left = left.truncate(room + tag.cell_length, ellipsis=True)
+        gap = max(1, width - left.cell_length - len(timer))
+        return Content.assemble(left, " " * gap, timer)
+
+    def _progress_line(self, rank: RankState, width: int) -> Content:
+        progress = rank.progress
+        if progress is None:
+            return fmt.bar(0.0, width).stylize("dim")
+        detail = f" {progress.done}/{progress.total} {progress.label}".rstrip()
+        detail = detail[: max(0, width // 2)]
+        return fmt.bar(progress.fraction, width - len(detail)) + Content(detail)
+
+    def _memory_line(self, rank: RankState, width: int) -> Content:
+        parts = [
+            ("avail ", fmt.gigabytes(rank.avail_gb)),
+            ("  used ", fmt.gigabytes(rank.used_gb)),
+            ("  KV ", fmt.tokens(rank.kv_tokens)),
+        ]
+        content = Content.assemble(
+            *(piece for name, value in parts for piece in ((name, "$text-muted"), value))
+        )
+        return content.truncate(width, ellipsis=True)
+
+    def _compact(self, card: RankCard, width: int) -> Content:
+        first = self._stage_line(card, width, with_tag=True)
+        progress = card.rank.progress
+        fraction = progress.fraction if progress is not None else 0.0
+        tail = f" {fmt.tokens(card.rank.kv_tokens)} KV" if card.rank.kv_tokens else ""
+        second = fmt.bar(fraction, max(1, width - len(tail))) + Content(tail)
+        return Content("\n").join([first, second])
