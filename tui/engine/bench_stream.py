@@ -1,0 +1,149 @@
+"""Reading streamed benchmark responses: request bodies and per-chunk token counts.
+
+Every endpoint streams server-sent events, one JSON object per ``data:`` line. ``StreamReader``
+turns each object into the number of new tokens it carried and keeps the server's own counts:
+
+- SGLang ``/generate``: ``meta_info.completion_tokens`` is cumulative, so new tokens are its
+  difference; ``meta_info.spec_verify_ct`` and ``prompt_tokens`` are read too.
+- OpenAI-style ``/v1/completions`` and ``/v1/chat/completions``: a chunk with text counts as its
+  usage difference when the server streams usage with every chunk, else as one token; the last
+  chunk's ``usage`` gives the server's totals.
+
+Payloads are untrusted: any shape that is not the expected one is ignored or reported as an
+error string, never raised.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+ENDPOINT_PATHS = {
+    "generate": "/generate",
+    "completions": "/v1/completions",
+    "chat": "/v1/chat/completions",
+}
+
+
+def request_body(
+    endpoint: str, prompt: str, output_len: int, ignore_eos: bool, model: str
+) -> dict[str, Any]:
+    """The JSON body of one streaming request (greedy sampling, fixed output length)."""
+    if endpoint == "generate":
+        params = {"max_new_tokens": output_len, "temperature": 0.0, "ignore_eos": ignore_eos}
+        return {"text": prompt, "sampling_params": params, "stream": True}
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": output_len,
+        "temperature": 0.0,
+        "ignore_eos": ignore_eos,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+    }
+    if endpoint == "chat":
+        body["messages"] = [{"role": "user", "content": prompt}]
+    else:
+        body["prompt"] = prompt
+    return body
+
+
+def _dig(value: object, *keys: str | int) -> object:
+    for key in keys:
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and len(value) > key else None
+        else:
+            value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+class StreamReader:
+    """Token accounting for one streamed response."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.native = endpoint == "generate"
+        self.chat = endpoint == "chat"
+        self.server_tokens: int | None = None
+        self.prompt_tokens: int | None = None
+        self.spec_verify_ct: int | None = None
+        self.error: str | None = None
+        self._seen = 0
+
+    def feed(self, event: object) -> int:
+        """New tokens carried by one decoded ``data:`` object (0 for bookkeeping chunks)."""
+        error = _dig(event, "error")
+        if error is not None:
+            message = _dig(error, "message")
+            self.error = str(message if message is not None else error)[:300]
+            return 0
+        return self._native(event) if self.native else self._openai(event)
+
+    def _native(self, event: object) -> int:
+        meta = _dig(event, "meta_info")
+        self.prompt_tokens = _count(_dig(meta, "prompt_tokens")) or self.prompt_tokens
+        self.spec_verify_ct = _count(_dig(meta, "spec_verify_ct")) or self.spec_verify_ct
+        total = _count(_dig(meta, "completion_tokens"))
+        if total is None:
+            return 1 if _dig(event, "text") else 0
+        self.server_tokens = total
+        new, self._seen = max(total - self._seen, 0), max(total, self._seen)
+        return new
+
+    def _openai(self, event: object) -> int:
+        usage = _dig(event, "usage")
+        total = _count(_dig(usage, "completion_tokens"))
+        self.prompt_tokens = _count(_dig(usage, "prompt_tokens")) or self.prompt_tokens
+        if total is not None:
+            self.server_tokens = total
+        if not self._text(event):
+            return 0
+        if total is None:
+            self._seen += 1
+            return 1
+        new, self._seen = max(total - self._seen, 0), max(total, self._seen)
+        return new
+
+    def _text(self, event: object) -> bool:
+        if self.chat:
+            delta = _dig(event, "choices", 0, "delta")
+            return bool(_dig(delta, "content") or _dig(delta, "reasoning_content"))
+        return bool(_dig(event, "choices", 0, "text"))
+
+
+def server_accept_length(info: object) -> float | None:
+    """SGLang ``/server_info``'s lifetime ``avg_spec_accept_length`` of the first DP rank."""
+    value = _dig(info, "internal_states", 0, "avg_spec_accept_length")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
+_SPEC_LINE = re.compile(
+    r"^vllm:spec_decode_num_(accepted_tokens|drafts)_total(?:\{[^}]*\})?\s+(\S+)", re.MULTILINE
+)
+_SPEC_KEYS = {"accepted_tokens": "accepted", "drafts": "drafts"}
+
+
+def spec_counters(metrics_text: str) -> dict[str, float]:
+    """vLLM's speculative-decoding counters from a Prometheus ``/metrics`` page, summed."""
+    totals: dict[str, float] = {}
+    for match in _SPEC_LINE.finditer(metrics_text):
+        try:
+            value = float(match.group(2))
+        except ValueError:
+            continue
+        key = _SPEC_KEYS[match.group(1)]
+        totals[key] = totals.get(key, 0.0) + value
+    return totals
+
+
+def accept_length_between(before: dict[str, float], after: dict[str, float]) -> float | None:
+    """``1 + accepted / drafts`` over the counters' difference (vLLM's definition)."""
+    drafts = after.get("drafts", 0.0) - before.get("drafts", 0.0)
+    accepted = after.get("accepted", 0.0) - before.get("accepted", 0.0)
+    return 1.0 + accepted / drafts if drafts > 0 else None

@@ -1,0 +1,198 @@
+"""The benchmark client: streams requests to a server and times every chunk.
+
+One shared ``httpx.AsyncClient`` with a connection per concurrent request; ``concurrency``
+workers pull prompts from one queue, so exactly that many requests are in flight. Every chunk
+is stamped with ``time.perf_counter`` as its line arrives; JSON is decoded once per line. The
+arithmetic lives in ``tui.engine.bench``; this module only measures.
+
+Before and after each level the server's own view of speculative decoding is read: SGLang's
+``/server_info`` lifetime ``avg_spec_accept_length`` (reported as is, it includes all earlier
+traffic) and vLLM's ``/metrics`` counters (differenced over the level).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from tui.engine.bench import Chunk, LevelResult, RequestRecord, summarize
+from tui.engine.bench_stream import (
+    ENDPOINT_PATHS,
+    StreamReader,
+    request_body,
+    server_accept_length,
+    spec_counters,
+)
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+WARMUP_OUTPUT_LEN = 32
+
+
+def clean(text: str, limit: int = 200) -> str:
+    """Server text made safe for a terminal: control characters dropped, length capped."""
+    return _UNPRINTABLE.sub(" ", text)[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What to send: prompts, lengths, concurrency levels and the endpoint."""
+
+    prompts: tuple[str, ...]
+    output_len: int = 256
+    concurrency: tuple[int, ...] = (1,)
+    warmup_requests: int = 1
+    ignore_eos: bool = True
+    endpoint: str = "generate"
+    model: str | None = None
+    timeout: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServerView:
+    """The server's speculative-decoding figures at one instant (None: not reported)."""
+
+    avg_spec_accept_length: float | None = None
+    spec_counters: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LevelReport:
+    """One concurrency level: the records, their summary and the server's view around it."""
+
+    result: LevelResult
+    records: tuple[RequestRecord, ...]
+    before: ServerView
+    after: ServerView
+
+
+class BenchClient:
+    """Streams benchmark requests to the server at ``base_url``."""
+
+    def __init__(self, base_url: str, workload: Workload) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.workload = workload
+        self.model = workload.model or "default"
+        connections = max((*workload.concurrency, workload.warmup_requests, 1))
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(workload.timeout, connect=10.0),
+            limits=httpx.Limits(max_connections=connections + 2, max_keepalive_connections=None),
+        )
+
+    async def __aenter__(self) -> BenchClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self._http.aclose()
+
+    async def resolve_model(self) -> str:
+        """The model name for OpenAI-style requests: the workload's, else ``/v1/models``'s first."""
+        if self.workload.model is None and self.workload.endpoint != "generate":
+            found = await self._get_json("/v1/models")
+            data = found.get("data") if isinstance(found, dict) else None
+            first = data[0] if isinstance(data, list) and data else None
+            if isinstance(first, dict) and isinstance(first.get("id"), str):
+                self.model = clean(first["id"])
+        return self.model
+
+    async def run(self) -> list[LevelReport]:
+        """Every concurrency level in turn, each after its warm-up requests."""
+        await self.resolve_model()
+        return [await self.run_level(level) for level in self.workload.concurrency]
+
+    async def run_level(self, concurrency: int) -> LevelReport:
+        warmups = self.workload.prompts[: self.workload.warmup_requests]
+        if warmups:
+            await self._send_all(warmups, min(concurrency, len(warmups)), WARMUP_OUTPUT_LEN)
+        before = await self.server_view()
+        started = time.perf_counter()
+        records = await self._send_all(self.workload.prompts, concurrency, None)
+        duration = time.perf_counter() - started
+        after = await self.server_view()
+        result = summarize(records, concurrency, duration)
+        return LevelReport(result, tuple(records), before, after)
+
+    async def _send_all(
+        self, prompts: Sequence[str], concurrency: int, output_len: int | None
+    ) -> list[RequestRecord]:
+        records: list[RequestRecord | None] = [None] * len(prompts)
+        queue: Iterator[tuple[int, str]] = iter(enumerate(prompts))
+
+        async def worker() -> None:
+            for index, prompt in queue:
+                records[index] = await self.send(prompt, output_len)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        return [record for record in records if record is not None]
+
+    async def send(self, prompt: str, output_len: int | None = None) -> RequestRecord:
+        """One streamed request; failures become a failed record, never an exception."""
+        endpoint = self.workload.endpoint
+        length = self.workload.output_len if output_len is None else output_len
+        body = request_body(endpoint, prompt, length, self.workload.ignore_eos, self.model)
+        reader = StreamReader(endpoint)
+        chunks: list[Chunk] = []
+        sent_at = time.perf_counter()
+        try:
+            error = await self._stream(ENDPOINT_PATHS[endpoint], body, reader, chunks)
+        except (httpx.HTTPError, OSError) as exc:
+            error = clean(f"{type(exc).__name__}: {exc}")
+        return RequestRecord(
+            sent_at=sent_at,
+            ended_at=time.perf_counter(),
+            chunks=tuple(chunks),
+            success=error is None and reader.error is None,
+            server_tokens=reader.server_tokens,
+            prompt_tokens=reader.prompt_tokens,
+            spec_verify_ct=reader.spec_verify_ct,
+            error=error or clean(reader.error or ""),
+        )
+
+    async def _stream(
+        self, path: str, body: dict[str, object], reader: StreamReader, chunks: list[Chunk]
+    ) -> str | None:
+        async with self._http.stream("POST", path, json=body) as response:
+            if response.status_code != 200:
+                text = (await response.aread())[:300].decode("utf-8", "replace")
+                return clean(f"HTTP {response.status_code}: {text}")
+            async for line in response.aiter_lines():
+                now = time.perf_counter()
+                if not line.startswith("data:"):
+                    continue
+                payload = line[5:].strip()
+                if payload == "[DONE]":
+                    break
+                try:
+                    event = json.loads(payload)
+                except ValueError:
+                    return clean(f"not JSON: {payload[:80]}")
+                tokens = reader.feed(event)
+                if tokens > 0:
+                    chunks.append(Chunk(now, tokens))
+        return None
+
+    async def server_view(self) -> ServerView:
+        """SGLang's ``/server_info`` accept length, else vLLM's ``/metrics`` counters."""
+        info = await self._get_json("/server_info")
+        if isinstance(info, dict):
+            return ServerView(avg_spec_accept_length=server_accept_length(info))
+        try:
+            response = await self._http.get("/metrics", timeout=10.0)
+        except httpx.HTTPError:
+            return ServerView()
+        if response.status_code != 200:
+            return ServerView()
+        return ServerView(spec_counters=spec_counters(response.text[:10_000_000]))
+
+    async def _get_json(self, path: str) -> object:
+        try:
+            response = await self._http.get(path, timeout=10.0)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
