@@ -16,6 +16,7 @@ from tui import __version__
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("init", "write a commented example configuration"),
     ("replay", "read a saved server log and print its start-up timeline"),
+    ("history", "how long past start-ups took, per launch fingerprint"),
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -11,10 +11,11 @@ says so and exits 127, and ``StackDump.message`` tells the user how to fix it.
 from __future__ import annotations
 
 import asyncio
-import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from tui.engine.sanitize import sanitize_text
 
 NOT_INSTALLED = 127
 NOT_FOUND = 3
@@ -48,8 +49,6 @@ exit 3
 
 Runner = Callable[[str], Awaitable[tuple[int, str, str]]]
 """Runs one shell command on the host; returns ``(exit status, stdout, stderr)``."""
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def rank_titles(engine: str, tag: str) -> tuple[str, ...]:
@@ -110,8 +109,8 @@ def interpret(
 
 
 def _clean(text: str) -> str:
-    """Remote text without control characters (tabs and newlines kept), bounded in size."""
-    return _CONTROL.sub("", text[:TEXT_LIMIT])
+    """Remote text made safe to show (escapes stripped, controls neutralised), bounded in size."""
+    return sanitize_text(text[:TEXT_LIMIT])
 
 
 async def dump_stacks(
