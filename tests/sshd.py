@@ -1,0 +1,311 @@
+"""Throwaway SSH servers on 127.0.0.1 for tests: a real OpenSSH sshd, or the embedded server.
+
+``start_server(workdir)`` starts OpenSSH's ``sshd`` with its own host key, client key,
+``authorized_keys`` and ``sshd_config`` (when the binary exists), otherwise the embedded asyncssh
+server in a background thread. Either way the returned :class:`TestServer` has an ``ssh_config``
+with a host alias, a ``known_hosts`` file that vouches for the server, and
+``drop_connections()``, which kills the server side of every open connection, the way a dropped
+link or a crashed ``sshd`` child looks to the client.
+
+Other test packages can import from here::
+
+    from tests.sshd import start_server
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncssh
+
+from tui.io.embedded_server import EmbeddedSshServer
+from tui.io.ssh import SshTarget
+
+SSHD_CANDIDATES = (Path("/usr/sbin/sshd"), Path("/usr/local/sbin/sshd"), Path("/sbin/sshd"))
+READY_TIMEOUT = 10.0
+
+
+def sshd_binary() -> Path | None:
+    """The OpenSSH server binary, or None where it is not installed."""
+    found = next((p for p in SSHD_CANDIDATES if os.access(p, os.X_OK)), None)
+    on_path = shutil.which("sshd")
+    return found or (Path(on_path) if on_path else None)
+
+
+SERVER_KIND = "openssh" if sshd_binary() is not None else "embedded"
+"""Which server the integration tests run against on this machine."""
+
+SERVER_ID = "openssh-sshd" if SERVER_KIND == "openssh" else "embedded-asyncssh-no-sshd-found"
+"""A parametrize id that says which server was used."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _write_key(path: Path) -> asyncssh.SSHKey:
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    key.write_private_key(str(path))
+    path.chmod(0o600)
+    return key
+
+
+def _public(key: asyncssh.SSHKey) -> str:
+    return key.export_public_key().decode().strip()
+
+
+def children_of(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def descendants_of(pid: int) -> list[int]:
+    result: list[int] = []
+    pending = children_of(pid)
+    while pending:
+        child = pending.pop()
+        result.append(child)
+        pending.extend(children_of(child))
+    return result
+
+
+@dataclass
+class TestServer:
+    """A running server and the client files that reach it."""
+
+    __test__ = False
+
+    kind: str
+    host: str
+    port: int
+    username: str
+    client_key: Path
+    known_hosts: Path
+    ssh_config: Path
+    alias: str
+    host_public_key: str
+    workdir: Path
+    _process: subprocess.Popen[bytes] | None = None
+    _embedded: _EmbeddedThread | None = None
+    extra_config: list[str] = field(default_factory=list)
+
+    @property
+    def known_hosts_line(self) -> str:
+        return f"[{self.host}]:{self.port} {self.host_public_key}"
+
+    def target(self, **overrides: object) -> SshTarget:
+        """An :class:`SshTarget` for the alias with this server's config and known_hosts."""
+        values: dict[str, object] = {
+            "host": self.alias,
+            "config_path": self.ssh_config,
+            "known_hosts": self.known_hosts,
+        }
+        values.update(overrides)
+        return SshTarget(**values)  # type: ignore[arg-type]
+
+    def connection_pids(self) -> list[int]:
+        """Server-side processes, one per open connection (OpenSSH only)."""
+        return children_of(self._process.pid) if self._process is not None else []
+
+    def drop_connections(self) -> int:
+        """Kill the server side of every open connection; return how many were dropped."""
+        if self._embedded is not None:
+            return self._embedded.drop_connections()
+        assert self._process is not None
+        dropped = 0
+        for pid in self.connection_pids():
+            for victim in [pid, *descendants_of(pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(victim, signal.SIGKILL)
+            dropped += 1
+        return dropped
+
+    def stop(self) -> None:
+        if self._embedded is not None:
+            self._embedded.stop()
+        if self._process is not None:
+            self.drop_connections()
+            self._process.terminate()
+            try:
+                self._process.wait(5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+
+def _ssh_config(server: TestServer, jump: TestServer | None = None) -> str:
+    lines = [
+        f"Host {server.alias}",
+        f"    HostName {server.host}",
+        f"    Port {server.port}",
+        f"    User {server.username}",
+        f'    IdentityFile "{server.client_key}"',
+        f'    UserKnownHostsFile "{server.known_hosts}"',
+        "    IdentityAgent none",
+    ]
+    if jump is not None:
+        lines.append(f"    ProxyJump {jump.alias}")
+    return "\n".join(lines) + "\n"
+
+
+def _sshd_config(workdir: Path, port: int, host_key: Path, authorized: Path) -> str:
+    return "\n".join(
+        [
+            f"Port {port}",
+            "ListenAddress 127.0.0.1",
+            f"HostKey {host_key}",
+            f"PidFile {workdir / 'sshd.pid'}",
+            f"AuthorizedKeysFile {authorized}",
+            "UsePAM no",
+            "StrictModes no",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "PermitRootLogin prohibit-password",
+            "AllowTcpForwarding yes",
+            "MaxSessions 32",
+            "MaxStartups 64",
+            "LogLevel ERROR",
+            "",
+        ]
+    )
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"sshd exited: {log.read_text(errors='replace')}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.02)
+    raise RuntimeError("sshd did not start listening")
+
+
+def start_openssh(workdir: Path, alias: str = "bringup-test") -> TestServer:
+    binary = sshd_binary()
+    if binary is None:
+        raise RuntimeError("no sshd binary on this machine")
+    workdir.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    host_key = _write_key(workdir / "host_ed25519")
+    client_key = workdir / "client_ed25519"
+    authorized = workdir / "authorized_keys"
+    authorized.write_text(_public(_write_key(client_key)) + "\n")
+    port = free_port()
+    config = workdir / "sshd_config"
+    config.write_text(_sshd_config(workdir, port, workdir / "host_ed25519", authorized))
+    log = workdir / "sshd.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [str(binary), "-D", "-e", "-f", str(config), "-h", str(workdir / "host_ed25519")],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    _wait_listening(port, process, log)
+    return _finish(
+        TestServer(
+            "openssh", "127.0.0.1", port, getpass.getuser(), client_key,
+            workdir / "known_hosts", workdir / "ssh_config", alias, _public(host_key), workdir,
+            _process=process,
+        )
+    )
+
+
+def _finish(server: TestServer) -> TestServer:
+    server.known_hosts.write_text(server.known_hosts_line + "\n")
+    server.ssh_config.write_text(_ssh_config(server))
+    return server
+
+
+class _EmbeddedThread:
+    """The embedded server running on its own event loop in a daemon thread."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.server = EmbeddedSshServer()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(READY_TIMEOUT)
+
+    def drop_connections(self) -> int:
+        async def drop() -> int:
+            return self.server.drop_connections()
+
+        return asyncio.run_coroutine_threadsafe(drop(), self._loop).result(READY_TIMEOUT)
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop).result(READY_TIMEOUT)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(READY_TIMEOUT)
+        self._loop.close()
+
+
+def start_embedded(workdir: Path, alias: str = "bringup-test") -> TestServer:
+    workdir.mkdir(parents=True, exist_ok=True)
+    embedded = _EmbeddedThread()
+    info = embedded.server.info
+    public = info.known_hosts.read_text().split(None, 1)[1].strip()
+    return _finish(
+        TestServer(
+            "embedded", info.host, info.port, info.username, info.client_key,
+            workdir / "known_hosts", workdir / "ssh_config", alias, public, workdir,
+            _embedded=embedded,
+        )
+    )
+
+
+def start_server(workdir: Path, alias: str = "bringup-test", kind: str = SERVER_KIND) -> TestServer:
+    """Start the best server available here (OpenSSH when installed)."""
+    if kind == "openssh":
+        return start_openssh(workdir, alias)
+    return start_embedded(workdir, alias)
+
+
+def chain_config(path: Path, target: TestServer, jump: TestServer) -> Path:
+    """Write an ssh_config in which ``target`` is reached through ``jump`` (ProxyJump)."""
+    path.write_text(_ssh_config(target, jump) + _ssh_config(jump))
+    combined = path.with_name(path.name + ".known_hosts")
+    combined.write_text(target.known_hosts_line + "\n" + jump.known_hosts_line + "\n")
+    text = path.read_text()
+    for server in (target, jump):
+        text = text.replace(f'"{server.known_hosts}"', f'"{combined}"')
+    path.write_text(text)
+    return path
+
+
+@contextlib.contextmanager
+def running_server(workdir: Path, alias: str = "bringup-test") -> Iterator[TestServer]:
+    server = start_server(workdir, alias)
+    try:
+        yield server
+    finally:
+        server.stop()
