@@ -122,9 +122,12 @@ class RunStore:
         try:
             self._db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
-        except (sqlite3.Error, StoreError) as exc:
+        except StoreError:
             self._db.close()
-            raise StoreError(str(exc) if isinstance(exc, StoreError) else f"{path}: {exc}") from None
+            raise
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise StoreError(f"{path}: {exc}") from None
 
     @classmethod
     def open_default(
