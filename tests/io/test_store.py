@@ -13,7 +13,7 @@ import pytest
 from tui.engine.estimate import RunRecord, StageSample
 from tui.engine.fingerprint import Fingerprint
 from tui.engine.stages import FailureKind, Outcome, Stage
-from tui.io.store import SCHEMA_VERSION, RunStore, StoreError, data_dir
+from tui.io.store import SCHEMA_VERSION, RunStore, StoreError, database_file
 
 KIMI = Fingerprint(engine="sglang", version="0.5.21", model="Kimi-K2.5", tp=8, gpu="H200")
 OTHER = Fingerprint(engine="vllm", model="Qwen3-8B", tp=1)
@@ -47,7 +47,7 @@ def test_history_and_stage_durations_by_fingerprint(store: RunStore) -> None:
     for at, load in ((1.0, 100.0), (2.0, 120.0), (3.0, 90.0)):
         store.add_run(record(KIMI, at, load))
     store.add_run(record(OTHER, 4.0, 10.0))
-    assert [r.recorded_at for r in store.history("Kimi-K2.5")] == [3.0, 2.0, 1.0]
+    assert [r.recorded_at for r in store.history("Kimi-K2.5")] == [1.0, 2.0, 3.0]
     assert len(store.history(None)) == 4
     assert len(store.history("Kimi-K2.5", limit=2)) == 2
     durations = store.stage_durations(KIMI)
@@ -100,8 +100,24 @@ def test_writes_from_several_threads(store: RunStore) -> None:
     assert len(store.runs()) == 8
 
 
-def test_data_dir_order(tmp_path: Path) -> None:
-    assert data_dir({"BRINGUP_DATA_DIR": str(tmp_path)}, Path("/cfg")) == tmp_path
-    assert data_dir({}, Path("/cfg")) == Path("/cfg")
-    assert data_dir({"XDG_DATA_HOME": "/xdg"}) == Path("/xdg/bringup")
-    assert data_dir({"HOME": "/home/u"}) == Path("/home/u/.local/share/bringup")
+def test_database_file_order(tmp_path: Path) -> None:
+    name = "bringup.sqlite3"
+    assert database_file({"BRINGUP_DATA_DIR": str(tmp_path)}, Path("/cfg")) == tmp_path / name
+    assert database_file({}, Path("/cfg")) == Path("/cfg") / name
+    assert database_file({"XDG_DATA_HOME": "/xdg"}) == Path("/xdg/bringup") / name
+    assert database_file({"HOME": "/home/u"}) == Path("/home/u/.local/share/bringup") / name
+
+
+def test_hostile_rows_are_read_defensively(store: RunStore) -> None:
+    run_id = store.add_run(record(KIMI, 1.0, 100.0))
+    with closing(sqlite3.connect(store.path)) as db, db:
+        db.execute("UPDATE startup_runs SET total_seconds = 'x', fingerprint = '[1]'")
+        db.execute("INSERT INTO startup_stages VALUES (?, 'TP9', 'no_stage', 0, 1.0)", [run_id])
+        db.execute("INSERT INTO startup_stages VALUES (?, 'TP9', 'kv_cache', 0, 'y')", [run_id])
+        db.execute(
+            "INSERT INTO bench_results (concurrency, recorded_at, result) VALUES (1, 0, '[')"
+        )
+    (run,) = store.runs()
+    assert (run.record.total_seconds, run.record.fingerprint) == (None, Fingerprint())
+    assert len(run.record.samples) == 3
+    assert store.bench_results()[0].result == {}

@@ -1,13 +1,15 @@
 """Run history: start-ups and benchmark results in one sqlite file.
 
-The file is ``runs.db`` in ``$BRINGUP_DATA_DIR``, else the configuration's ``data_dir``, else
-``$XDG_DATA_HOME/bringup`` (by default ``~/.local/share/bringup``). The schema version is kept
-in sqlite's ``user_version``; older files are migrated forward when opened, and a file written
-by a newer ``bringup`` is refused rather than damaged.
+The file is the one ``tui.io.history_store`` uses: ``bringup.sqlite3`` in ``$BRINGUP_DATA_DIR``,
+else the configuration's ``data_dir``, else ``$XDG_DATA_HOME/bringup`` (by default
+``~/.local/share/bringup``). Start-up runs and their per-rank stage times are written by
+``history_store`` (tables ``startup_runs`` and ``startup_stages``); this module adds the
+benchmark results, versioned with sqlite's ``user_version``: older files are migrated forward
+when opened, and a file written by a newer ``bringup`` is refused rather than damaged.
 
-A run is a ``RunRecord`` (``tui.engine.estimate``): the launch fingerprint, the outcome and each
-rank's time in each stage. ``history`` and ``stage_durations`` answer the start-up estimate's
-question "how long did this stage take in past runs of the same launch?".
+``history`` and ``stage_durations`` answer the start-up estimate's question "how long did this
+stage take in past runs of the same launch?"; ``runs`` lists runs with their ids so benchmark
+results can be attached to them.
 """
 
 from __future__ import annotations
@@ -24,34 +26,13 @@ from typing import Any
 from tui.engine.estimate import RunRecord, StageKey, StageSample
 from tui.engine.fingerprint import Fingerprint
 from tui.engine.stages import FailureKind, Outcome, Stage
+from tui.io import history_store
 
 SCHEMA_VERSION = 1
-_SCHEMA = """
-CREATE TABLE runs (
+_BENCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bench_results (
     id INTEGER PRIMARY KEY,
-    profile TEXT,
-    fingerprint_key TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    engine TEXT, version TEXT, model TEXT, drafter TEXT, speculative TEXT,
-    tp INTEGER, dp INTEGER, ep INTEGER, pp INTEGER, nodes INTEGER, gpu TEXT, host TEXT,
-    outcome TEXT NOT NULL,
-    failure TEXT,
-    total_seconds REAL,
-    recorded_at REAL NOT NULL
-);
-CREATE INDEX runs_by_fingerprint ON runs (fingerprint_key, recorded_at);
-CREATE INDEX runs_by_model ON runs (model, recorded_at);
-CREATE TABLE stage_times (
-    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    rank TEXT NOT NULL,
-    stage TEXT NOT NULL,
-    draft INTEGER NOT NULL,
-    seconds REAL NOT NULL
-);
-CREATE INDEX stage_times_by_run ON stage_times (run_id);
-CREATE TABLE bench_results (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    run_id INTEGER REFERENCES startup_runs (id) ON DELETE SET NULL,
     profile TEXT,
     url TEXT,
     endpoint TEXT,
@@ -60,9 +41,9 @@ CREATE TABLE bench_results (
     recorded_at REAL NOT NULL,
     result TEXT NOT NULL
 );
-CREATE INDEX bench_by_run ON bench_results (run_id);
+CREATE INDEX IF NOT EXISTS bench_by_run ON bench_results (run_id);
 """
-_MIGRATIONS: dict[int, str] = {0: _SCHEMA}
+_MIGRATIONS: dict[int, str] = {0: _BENCH_SCHEMA}
 _RUN_COLUMNS = "id, profile, fingerprint, outcome, failure, total_seconds, recorded_at"
 _BATCH = 500
 
@@ -71,18 +52,20 @@ class StoreError(Exception):
     """The history file cannot be opened or used; the message names the file."""
 
 
-def data_dir(env: Mapping[str, str] | None = None, configured: Path | None = None) -> Path:
-    """Where ``runs.db`` lives (see the module docstring for the order)."""
+def database_file(env: Mapping[str, str] | None = None, configured: Path | None = None) -> Path:
+    """The history file: ``$BRINGUP_DATA_DIR``, else ``configured`` (the configuration's
+    ``data_dir``), else the XDG data folder; the file name is ``history_store``'s."""
     env = os.environ if env is None else env
+    name = history_store.DATABASE_NAME
     if env.get("BRINGUP_DATA_DIR"):
-        return Path(env["BRINGUP_DATA_DIR"]).expanduser()
+        return Path(env["BRINGUP_DATA_DIR"]).expanduser() / name
     if configured is not None:
-        return configured
+        return configured / name
     xdg = env.get("XDG_DATA_HOME", "")
     if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / "bringup"
+        return Path(xdg) / "bringup" / name
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    return home / ".local" / "share" / "bringup"
+    return home / ".local" / "share" / "bringup" / name
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +99,11 @@ class RunStore:
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=5.0)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{path}: {exc}") from None
         try:
-            self._db.execute("PRAGMA foreign_keys = ON")
+            history_store.ensure_schema(self._db)
             self._migrate()
         except StoreError:
             self._db.close()
@@ -133,7 +116,7 @@ class RunStore:
     def open_default(
         cls, env: Mapping[str, str] | None = None, configured: Path | None = None
     ) -> RunStore:
-        return cls(data_dir(env, configured) / "runs.db")
+        return cls(database_file(env, configured))
 
     def close(self) -> None:
         with self._lock:
@@ -156,22 +139,17 @@ class RunStore:
             self._db.executescript(
                 f"BEGIN; {_MIGRATIONS[start]} PRAGMA user_version = {start + 1}; COMMIT;"
             )
+        self._db.commit()
 
-    def _write(self, statements: Sequence[tuple[str, Sequence[object]]]) -> int:
-        """Run ``statements`` in one transaction; the last row id of the first one."""
+    def _write(self, sql: str, args: Sequence[object]) -> int:
+        """Run one insert in its own transaction; returns the new row id."""
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                cursor = self._db.execute(*statements[0])
-                row_id = cursor.lastrowid or 0
-                for sql, args in statements[1:]:
-                    self._db.execute(sql, [row_id if a is _ROW else a for a in args])
-                self._db.execute("COMMIT")
+                with self._db:
+                    cursor = self._db.execute(sql, args)
             except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
                 raise StoreError(f"{self.path}: {exc}") from None
-        return row_id
+        return cursor.lastrowid or 0
 
     def _read(self, sql: str, args: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -182,49 +160,40 @@ class RunStore:
 
     def add_run(self, record: RunRecord) -> int:
         """Store a finished (or abandoned) start-up; returns its id."""
-        fp = record.fingerprint
-        insert = (
-            "INSERT INTO runs (profile, fingerprint_key, fingerprint, engine, version, model, "
-            "drafter, speculative, tp, dp, ep, pp, nodes, gpu, host, outcome, failure, "
-            "total_seconds, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [record.profile, fp.key, fp.to_json(), fp.engine, fp.version, fp.model, fp.drafter,
-             fp.speculative, fp.tp, fp.dp, fp.ep, fp.pp, fp.nodes, fp.gpu, fp.host,
-             record.outcome.value, record.failure.value if record.failure else None,
-             record.total_seconds, record.recorded_at],
-        )  # fmt: skip
-        stages = [
-            (
-                "INSERT INTO stage_times (run_id, rank, stage, draft, seconds) VALUES (?,?,?,?,?)",
-                [_ROW, s.rank, s.stage.value, int(s.draft), s.seconds],
-            )
-            for s in record.samples
-        ]
-        return self._write([insert, *stages])
+        with self._lock:
+            try:
+                return history_store.add_run(self._db, record)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from None
 
     def runs(self, profile: str | None = None, limit: int | None = None) -> list[StoredRun]:
         """Runs, newest first, optionally of one profile."""
         where, args = ("WHERE profile = ?", [profile]) if profile is not None else ("", [])
-        sql = f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY recorded_at DESC, id DESC"
+        sql = f"SELECT {_RUN_COLUMNS} FROM startup_runs {where} ORDER BY recorded_at DESC, id DESC"
         rows = self._read(sql + (" LIMIT ?" if limit else ""), [*args, *([limit] if limit else [])])
         return self._with_samples(rows)
 
-    def history(self, model: str | None, limit: int = 200) -> list[RunRecord]:
-        """Past runs of ``model`` (every run when None), newest first, for start-up estimates."""
-        where, args = ("WHERE model = ?", [model]) if model is not None else ("", [])
-        sql = f"SELECT {_RUN_COLUMNS} FROM runs {where} ORDER BY recorded_at DESC, id DESC LIMIT ?"
-        return [run.record for run in self._with_samples(self._read(sql, [*args, limit]))]
+    def history(
+        self, model: str | None, limit: int = history_store.SIMILAR_LIMIT
+    ) -> list[RunRecord]:
+        """Past runs of ``model`` (every run when None), oldest first, for start-up estimates."""
+        with self._lock:
+            try:
+                return history_store.runs(self._db, model=model, limit=limit)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from None
 
     def stage_durations(self, fingerprint: Fingerprint) -> dict[StageKey, list[float]]:
         """Per stage, the slowest rank's seconds in each past run with this exact fingerprint."""
         rows = self._read(
-            "SELECT t.stage, t.draft, MAX(t.seconds) FROM stage_times t JOIN runs r "
+            "SELECT t.stage, t.draft, MAX(t.seconds) FROM startup_stages t JOIN startup_runs r "
             "ON r.id = t.run_id WHERE r.fingerprint_key = ? "
             "GROUP BY t.run_id, t.stage, t.draft ORDER BY r.recorded_at",
             [fingerprint.key],
         )
         durations: dict[StageKey, list[float]] = {}
         for stage, draft, seconds in rows:
-            if stage in _STAGES:
+            if stage in _STAGES and _is_number(seconds):
                 durations.setdefault((Stage(stage), bool(draft)), []).append(float(seconds))
         return durations
 
@@ -234,9 +203,9 @@ class RunStore:
         samples: dict[int, list[StageSample]] = {}
         for start in range(0, len(rows), _BATCH):
             ids = [row[0] for row in rows[start : start + _BATCH]]
-            sql = "SELECT run_id, rank, stage, draft, seconds FROM stage_times WHERE run_id IN "
+            sql = "SELECT run_id, rank, stage, draft, seconds FROM startup_stages WHERE run_id IN "
             for run_id, rank, stage, draft, seconds in self._read(sql + _marks(ids), ids):
-                if stage in _STAGES:
+                if stage in _STAGES and _is_number(seconds):
                     sample = StageSample(rank, Stage(stage), bool(draft), float(seconds))
                     samples.setdefault(run_id, []).append(sample)
         return [_run(row, tuple(samples.get(row[0], ()))) for row in rows]
@@ -254,12 +223,12 @@ class RunStore:
     ) -> int:
         """Store one benchmark level (``result_fields`` plus anything JSON can hold)."""
         concurrency = int(fields.get("max_concurrency") or 1)
-        return self._write([(
+        return self._write(
             "INSERT INTO bench_results (run_id, profile, url, endpoint, model, concurrency, "
             "recorded_at, result) VALUES (?,?,?,?,?,?,?,?)",
             [run_id, profile, url, endpoint, model, concurrency, recorded_at,
              json.dumps(dict(fields), default=str)],
-        )])  # fmt: skip
+        )  # fmt: skip
 
     def bench_results(
         self, run_id: int | None = None, profile: str | None = None
@@ -277,10 +246,13 @@ class RunStore:
         return [_bench(row) for row in rows]
 
 
-_ROW = object()
 _STAGES = {stage.value for stage in Stage}
 _OUTCOMES = {outcome.value for outcome in Outcome}
 _FAILURES = {kind.value for kind in FailureKind}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _marks(ids: Sequence[object]) -> str:
@@ -306,16 +278,16 @@ def _json_object(text: str) -> dict[str, Any]:
 def _run(row: tuple[Any, ...], samples: tuple[StageSample, ...]) -> StoredRun:
     run_id, profile, fingerprint, outcome, failure, total, recorded_at = row
     try:
-        fp = Fingerprint.from_json(fingerprint)
+        fp = Fingerprint.from_json(str(fingerprint))
     except ValueError:
         fp = Fingerprint()
     record = RunRecord(
         fingerprint=fp,
         outcome=Outcome(outcome) if outcome in _OUTCOMES else Outcome.INCOMPLETE,
-        total_seconds=total,
+        total_seconds=float(total) if _is_number(total) else None,
         samples=samples,
-        recorded_at=recorded_at,
-        profile=profile,
+        recorded_at=float(recorded_at) if _is_number(recorded_at) else 0.0,
+        profile=profile if isinstance(profile, str) else None,
         failure=FailureKind(failure) if failure in _FAILURES else None,
     )
     return StoredRun(run_id, record)
