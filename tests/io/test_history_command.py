@@ -24,6 +24,8 @@ HOSTILE_MODEL = "evil\x1b]52;c;cm0gLXJmIC8=\x07model"
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BRINGUP_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("BRINGUP_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     return tmp_path
 
 
@@ -89,6 +91,22 @@ def test_a_corrupt_database_gives_a_clear_error(
     assert "cannot read" in capsys.readouterr().err
 
 
+def test_the_configured_data_dir_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("BRINGUP_DATA_DIR", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(f'data_dir = "{tmp_path / "kept"}"\n')
+    monkeypatch.setenv("BRINGUP_DATA_DIR", str(tmp_path / "kept"))
+    _fill([1.0])
+    monkeypatch.delenv("BRINGUP_DATA_DIR")
+    assert main(["history", "--json", "--config", str(config)]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    config.write_text("data_dir = 3\n")
+    assert main(["history", "--config", str(config)]) == 2
+    assert "config.toml" in capsys.readouterr().err
+
+
 def test_trend_needs_earlier_runs() -> None:
     assert trend([600.0, 610.0, 620.0]) is None
     shifted = trend([600.0, 600.0, 660.0, 660.0, 660.0])
@@ -101,7 +119,8 @@ def test_the_installed_command_runs(data_dir: Path) -> None:
     _fill([1.0])
     result = subprocess.run(
         [sys.executable, "-m", "tui", "history", "--json"],
-        capture_output=True, text=True, check=False, env={"BRINGUP_DATA_DIR": str(data_dir)},
+        capture_output=True, text=True, check=False,
+        env={"BRINGUP_DATA_DIR": str(data_dir), "HOME": str(data_dir)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,15 @@ import pytest
 from tests.engine.startup_factory import FP, finished_run, rank_at, snapshot_of
 from tui.engine.estimate import Basis
 from tui.engine.stages import FailureKind, Outcome, Stage
-from tui.io.history_store import add_run, ensure_schema, expectations, record_startup, runs
+from tui.io.history_store import (
+    add_run,
+    connect,
+    database_path,
+    ensure_schema,
+    expectations,
+    record_startup,
+    runs,
+)
 
 
 @pytest.fixture
@@ -85,6 +94,18 @@ def test_hostile_rows_are_skipped_not_fatal(db: sqlite3.Connection) -> None:
     (kept,) = runs(db)
     assert kept == finished_run(1.0, recorded_at=1.0)
     assert kept.stage_seconds()[(Stage.WARMUP, False)] == pytest.approx(80.0)
+
+
+def test_connect_creates_the_folder_and_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRINGUP_DATA_DIR", str(tmp_path / "deep" / "data"))
+    with closing(connect()) as db:
+        add_run(db, finished_run(1.0))
+    assert (tmp_path / "deep" / "data" / "bringup.sqlite3").is_file()
+    monkeypatch.delenv("BRINGUP_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert database_path() == tmp_path / "xdg" / "bringup" / "bringup.sqlite3"
 
 
 def test_schema_sits_beside_other_tables(db: sqlite3.Connection) -> None:

@@ -15,14 +15,17 @@ from collections import Counter
 from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from tui.config import ConfigError, load_config
 from tui.engine.estimate import RunRecord, StageKey, clock_label, from_runs
 from tui.engine.fingerprint import Fingerprint
 from tui.engine.sanitize import clean_segment
 from tui.engine.spread import Spread, percentile
 from tui.engine.stages import Outcome
-from tui.io.history_store import database_path, runs
+from tui.io.history_store import runs
+from tui.io.store import database_file
 
 RECENT = 3
 
@@ -94,11 +97,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("profile", nargs="?", metavar="PROFILE", help="only runs of this profile")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help="configuration file, for its data_dir (default: $BRINGUP_CONFIG or the XDG file)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    path = database_path()
+    try:
+        path = database_file(configured=load_config(args.config).data_dir)
+    except ConfigError as error:
+        print(f"bringup history: {error}", file=sys.stderr)
+        return 2
     records: list[RunRecord] = []
     if path.is_file():
         try:

@@ -69,6 +69,19 @@ def database_path() -> Path:
     return base / "bringup" / DATABASE_NAME
 
 
+def connect(path: Path | None = None) -> sqlite3.Connection:
+    """Open (creating it and its folder if needed) the database with the history tables."""
+    target = database_path() if path is None else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(target, timeout=5.0)
+    try:
+        ensure_schema(db)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 def ensure_schema(db: sqlite3.Connection) -> None:
     """Create the history tables if this database does not have them yet."""
     db.executescript(SCHEMA)
