@@ -1,0 +1,56 @@
+"""``bringup kill [PROFILE] [--grace DURATION]``: stop the profile's newest run on every host.
+
+Sends SIGTERM to each node's recorded process group, waits the grace period (``launch.
+grace_period`` unless ``--grace`` is given), then SIGKILLs what is left. Only the recorded group
+is signalled, after checking that its leader is still the process the run started. Reports,
+per node, what was still alive after the grace period and whether the port and the GPU memory
+were released. Exit status: 0 nothing of the run is left, 1 something survived or was refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.commands.launch import add_profile_arguments, run_action, say
+from tui.engine.durations import DurationError, parse_duration
+from tui.io.launch_profile import kill_lines
+from tui.io.launcher import Launcher
+
+DESCRIPTION = (
+    "Stop the profile's newest run on every host: SIGTERM to its recorded process group, the "
+    "grace period, then SIGKILL. Reports what survived the grace period and whether the port "
+    "and the GPU memory were released."
+)
+
+
+def duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except DurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "kill",
+        help="stop the profile's newest run (SIGTERM, grace period, SIGKILL)",
+        description=DESCRIPTION,
+    )
+    add_profile_arguments(parser)
+    parser.add_argument(
+        "--grace",
+        type=duration,
+        metavar="DURATION",
+        help="time between SIGTERM and SIGKILL (default: the profile's launch.grace_period)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    async def body(launcher: Launcher) -> int:
+        kills = await launcher.kill(args.grace, progress=say)
+        for line in kill_lines(kills):
+            say(line)
+        return 0 if all(k.ok for k in kills) else 1
+
+    return run_action(args, "kill", body)

@@ -1,0 +1,112 @@
+"""``bringup launch [PROFILE] [--force]``: start the profile's server on each of its hosts.
+
+Every node is checked first (port free, no live previous run, GPUs idle, model path present);
+the launch is refused with the reasons unless ``--force`` is given. The command returns once
+every node's process group exists; follow the run with the printed ``-latest.log`` path.
+Exit status: 0 launched, 1 refused or failed, 2 invalid configuration or unreachable host.
+
+The helpers here are shared by ``bringup kill`` and ``bringup restart``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TextIO
+
+from tui.config import ConfigError, Profile, load_config
+from tui.engine.launch_plan import PlanError
+from tui.engine.sanitize import sanitize_line
+from tui.io.launch_node import NodeError
+from tui.io.launch_profile import launch_lines, open_launcher
+from tui.io.launcher import Launcher
+from tui.io.ssh import ConnectError
+
+Action = Callable[[Launcher], Awaitable[int]]
+
+
+DESCRIPTION = (
+    "Start the profile's server on each of its hosts, in its own process group, with its "
+    "output in a new log file. Every node is checked first; a failed check refuses the launch "
+    "unless --force is given."
+)
+
+
+def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
+    """``PROFILE`` and ``--config``, as every launch command takes them."""
+    parser.add_argument(
+        "profile",
+        nargs="?",
+        metavar="PROFILE",
+        help="profile to act on (default: default_profile or the only one)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help="configuration file (default: $BRINGUP_CONFIG or the XDG file)",
+    )
+
+
+def say(line: str, stream: TextIO | None = None) -> None:
+    """Print one line from a host, with anything a terminal would act on removed."""
+    print(sanitize_line(line), file=stream or sys.stdout, flush=True)
+
+
+def _profile(args: argparse.Namespace, action: str) -> Profile | None:
+    profile = load_config(args.config).profile(args.profile)
+    if profile.read_only:
+        say(f"refused: profile {profile.name!r} is read-only: {action} is switched off", sys.stderr)
+        return None
+    if not profile.launch.command:
+        say(f"refused: profile {profile.name!r} has no launch.command to {action} with", sys.stderr)
+        return None
+    return profile
+
+
+def run_action(args: argparse.Namespace, action: str, body: Action) -> int:
+    """Load the profile, connect, run ``body``; turn every expected failure into a message."""
+    try:
+        profile = _profile(args, action)
+        if profile is None:
+            return 1
+        return asyncio.run(_with_launcher(profile, body))
+    except (ConfigError, PlanError) as exc:
+        say(f"error: {exc}", sys.stderr)
+        return 2
+    except (ConnectError, NodeError) as exc:
+        say(f"error: {exc}", sys.stderr)
+        return 2
+
+
+async def _with_launcher(profile: Profile, body: Action) -> int:
+    async with open_launcher(profile) as launcher:
+        return await body(launcher)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "launch",
+        help="start the profile's server on its hosts",
+        description=DESCRIPTION,
+    )
+    add_profile_arguments(parser)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="launch even when a check refuses (port, previous run, GPUs, model)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    async def body(launcher: Launcher) -> int:
+        result = await launcher.launch(force=args.force)
+        for line in launch_lines(result):
+            say(line)
+        return 0 if result.ok else 1
+
+    return run_action(args, "launch", body)
