@@ -17,6 +17,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("init", "write a commented example configuration"),
     ("replay", "read a saved server log and print its start-up timeline"),
     ("history", "how long past start-ups took, per launch fingerprint"),
+    ("bench", "benchmark a running server (table or JSON)"),
+    ("runs", "list or export recorded runs and benchmark results"),
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -14,29 +14,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
-from tui.engine.bench import Chunk, LevelResult, RequestRecord, summarize
+from tui.engine.bench import Chunk, LevelResult, RequestRecord, result_fields, summarize
 from tui.engine.bench_stream import (
     ENDPOINT_PATHS,
     StreamReader,
+    accept_length_between,
     request_body,
     server_accept_length,
     spec_counters,
 )
+from tui.engine.sanitize import sanitize_text
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 WARMUP_OUTPUT_LEN = 32
 
 
 def clean(text: str, limit: int = 200) -> str:
-    """Server text made safe for a terminal: control characters dropped, length capped."""
-    return _UNPRINTABLE.sub(" ", text)[:limit]
+    """Server text made safe for a terminal on one line: escapes stripped, length capped."""
+    return " ".join(sanitize_text(text[: limit * 4]).splitlines())[:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,33 @@ class LevelReport:
     records: tuple[RequestRecord, ...]
     before: ServerView
     after: ServerView
+
+
+def level_fields(report: LevelReport) -> dict[str, Any]:
+    """``result_fields`` plus the server's own accept-length figures around the level.
+
+    ``server_avg_spec_accept_length_before``/``_after`` are SGLang's lifetime averages (they
+    include every earlier request); ``spec_decode_acceptance_length`` is vLLM's
+    ``1 + accepted/drafts`` over this level's counter differences.
+    """
+    fields = result_fields(report.result)
+    fields["server_avg_spec_accept_length_before"] = report.before.avg_spec_accept_length
+    fields["server_avg_spec_accept_length_after"] = report.after.avg_spec_accept_length
+    fields["spec_decode_acceptance_length"] = accept_length_between(
+        report.before.spec_counters, report.after.spec_counters
+    )
+    return fields
+
+
+async def detect_endpoint(base_url: str) -> str:
+    """``generate`` when the server answers SGLang's ``/server_info``, else ``completions``."""
+    async with httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=10.0) as http:
+        try:
+            response = await http.get("/server_info")
+            found = response.status_code == 200 and isinstance(response.json(), dict)
+        except (httpx.HTTPError, ValueError):
+            found = False
+    return "generate" if found else "completions"
 
 
 class BenchClient:
