@@ -19,6 +19,9 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("history", "how long past start-ups took, per launch fingerprint"),
     ("bench", "benchmark a running server (table or JSON)"),
     ("runs", "list or export recorded runs and benchmark results"),
+    ("launch", "start the profile's server on its hosts"),
+    ("kill", "stop the profile's newest run (SIGTERM, grace period, SIGKILL)"),
+    ("restart", "stop the profile's newest run, then launch it again"),
 )
 
 Handler = Callable[[argparse.Namespace], int]

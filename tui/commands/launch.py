@@ -56,26 +56,32 @@ def say(line: str, stream: TextIO | None = None) -> None:
     print(sanitize_line(line), file=stream or sys.stdout, flush=True)
 
 
-def _profile(args: argparse.Namespace, action: str) -> Profile | None:
-    profile = load_config(args.config).profile(args.profile)
+def _profile(args: argparse.Namespace, action: str) -> tuple[str, Profile | None]:
+    config = load_config(args.config)
+    profile = config.profile(args.profile)
+    where = f"{config.path or 'configuration'}: profiles.{profile.name}"
     if profile.read_only:
         say(f"refused: profile {profile.name!r} is read-only: {action} is switched off", sys.stderr)
-        return None
+        return where, None
     if not profile.launch.command:
-        say(f"refused: profile {profile.name!r} has no launch.command to {action} with", sys.stderr)
-        return None
-    return profile
+        say(f"refused: {where}: no launch.command to {action} with", sys.stderr)
+        return where, None
+    return where, profile
 
 
 def run_action(args: argparse.Namespace, action: str, body: Action) -> int:
     """Load the profile, connect, run ``body``; turn every expected failure into a message."""
+    where = "configuration"
     try:
-        profile = _profile(args, action)
+        where, profile = _profile(args, action)
         if profile is None:
             return 1
         return asyncio.run(_with_launcher(profile, body))
-    except (ConfigError, PlanError) as exc:
+    except ConfigError as exc:
         say(f"error: {exc}", sys.stderr)
+        return 2
+    except PlanError as exc:
+        say(f"error: {where}: {exc}", sys.stderr)
         return 2
     except (ConnectError, NodeError) as exc:
         say(f"error: {exc}", sys.stderr)
