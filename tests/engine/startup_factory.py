@@ -42,16 +42,18 @@ def rank_at(
     scale: float = 1.0,
     hang: Stage | None = None,
     chatty: bool = False,
+    stretch: Mapping[Stage, float] | None = None,
 ) -> RankState:
     """Where a rank that started at 0 and takes ``durations * scale`` per stage is at ``now``.
 
-    A rank that ``hang``s enters that stage and never leaves it; a ``chatty`` rank prints a line
-    every second, a quiet one only when it enters a stage.
+    ``stretch`` multiplies single stages further. A rank that ``hang``s enters that stage and
+    never leaves it; a ``chatty`` rank prints a line every second, a quiet one only when it
+    enters a stage.
     """
     spans: list[StageSpan] = []
     clock = 0.0
     for stage in (*STARTUP, Stage.READY):
-        seconds = durations.get(stage, 0.0) * scale
+        seconds = durations.get(stage, 0.0) * scale * (stretch or {}).get(stage, 1.0)
         current = stage is Stage.READY or stage is hang or clock + seconds > now
         spans.append(StageSpan(stage, False, None, None, clock, None if current else seconds))
         if current:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pytest
 
@@ -15,13 +16,17 @@ from tui.engine.stages import FailureKind, Outcome, Stage
 from tui.engine.stall import RankHealth, RankStatus, StallPolicy, assess, stalled
 
 GRAPH_START = sum(USUAL[s] for s in USUAL if s.order < Stage.CUDA_GRAPH.order)
+LOAD_START = sum(USUAL[s] for s in USUAL if s.order < Stage.WEIGHT_LOADING.order)
+DEFAULT = StallPolicy()
 TIGHT = StallPolicy(factor=1.5, floor=30.0, lag=20.0)
+TAGS = ("TP0", "TP1", "TP2", "TP3")
+
+Ranks = Callable[[float], list[RankState]]
 
 
 def _history(*scales: float) -> Expectations:
-    return expectations_for(
-        FP, [finished_run(scale, recorded_at=i) for i, scale in enumerate(scales)]
-    )
+    runs = [finished_run(scale, recorded_at=i) for i, scale in enumerate(scales)]
+    return expectations_for(FP, runs)
 
 
 def _statuses(
@@ -33,53 +38,90 @@ def _statuses(
 def _first(
     health: RankHealth,
     tag: str,
-    scale_of: dict[str, float],
+    ranks_at: Ranks,
     expectations: Expectations,
-    hang: Stage | None = None,
+    policy: StallPolicy = TIGHT,
     until: int = 3000,
 ) -> float | None:
-    """The first second at which rank ``tag`` shows ``health`` (each rank walks at its scale)."""
+    """The first second at which rank ``tag`` shows ``health``."""
     for now in range(until):
-        ranks = [
-            rank_at(float(now), tag=t, scale=s, hang=hang if t == tag else None)
-            for t, s in scale_of.items()
-        ]
-        if _statuses(ranks, expectations, float(now))[tag].health is health:
+        ranks = ranks_at(float(now))
+        if _statuses(ranks, expectations, float(now), policy)[tag].health is health:
             return float(now)
     return None
 
 
-def test_hung_rank_is_stalled_within_one_and_a_half_usual_stage_times_plus_floor() -> None:
+def _collective_hang(now: float) -> list[RankState]:
+    """Every rank stuck in CUDA-graph capture; TP0's progress bar stopped 60 s into it."""
+    ranks = [rank_at(now, tag=tag, hang=Stage.CUDA_GRAPH) for tag in TAGS]
+    if now > GRAPH_START:
+        ranks[0] = dataclasses.replace(ranks[0], last_seen_at=min(now, GRAPH_START + 60.0))
+    return ranks
+
+
+def _lone_hang(now: float) -> list[RankState]:
+    """TP2 stuck in CUDA-graph capture while the other ranks go on."""
+    return [rank_at(now, tag=tag, hang=Stage.CUDA_GRAPH if tag == "TP2" else None) for tag in TAGS]
+
+
+def _slow_loader(now: float) -> list[RankState]:
+    """TP1 loads its weights 2.5 times slower than usual and prints nothing meanwhile."""
+    slow = {Stage.WEIGHT_LOADING: 2.5}
+    return [rank_at(now, tag=tag, stretch=slow if tag == "TP1" else None) for tag in TAGS]
+
+
+def test_collective_hang_is_stalled_within_one_and_a_half_usual_times_plus_floor() -> None:
     expectations = _history(1.0, 1.02, 0.98)
-    scales = {f"TP{i}": 1.0 for i in range(4)}
-    detected = _first(RankHealth.STALLED, "TP2", scales, expectations, hang=Stage.CUDA_GRAPH)
+    detected = _first(RankHealth.STALLED, "TP2", _collective_hang, expectations, DEFAULT)
     assert detected is not None
     usual = USUAL[Stage.CUDA_GRAPH]
-    assert usual < detected - GRAPH_START <= 1.5 * usual + TIGHT.floor
+    assert usual < detected - GRAPH_START <= 1.5 * usual + DEFAULT.floor
+    statuses = _statuses(_collective_hang(detected), expectations, detected, DEFAULT)
+    assert all(status.health is RankHealth.STALLED for status in statuses.values())
+    assert "CUDA graphs" in statuses["TP2"].reason
 
 
-def test_hung_rank_is_lagging_before_it_is_stalled() -> None:
+def test_lone_hung_rank_is_lagging_first_and_stalled_with_more_slack() -> None:
     expectations = _history(1.0, 1.0, 1.0)
-    scales = {"TP0": 1.0, "TP1": 1.0, "TP2": 1.0}
-    lagging = _first(RankHealth.LAGGING, "TP1", scales, expectations, hang=Stage.CUDA_GRAPH)
-    stalled_at = _first(RankHealth.STALLED, "TP1", scales, expectations, hang=Stage.CUDA_GRAPH)
+    lagging = _first(RankHealth.LAGGING, "TP2", _lone_hang, expectations, DEFAULT)
+    stalled_at = _first(RankHealth.STALLED, "TP2", _lone_hang, expectations, DEFAULT)
     assert lagging is not None
     assert stalled_at is not None
-    assert lagging < stalled_at
-    status = _statuses(
-        [rank_at(stalled_at, tag="TP0"), rank_at(stalled_at, tag="TP1", hang=Stage.CUDA_GRAPH)],
-        expectations, stalled_at,
-    )["TP1"]  # fmt: skip
-    assert status.threshold == pytest.approx(1.5 * 150.0)
-    assert "silent" in status.reason
-    assert "CUDA graphs" in status.reason
+    assert lagging - GRAPH_START == pytest.approx(150.0 + 150.0 / 4, abs=1.0)
+    assert stalled_at - GRAPH_START == pytest.approx(2 * 1.5 * 150.0, abs=1.0)
+    status = _statuses(_lone_hang(stalled_at), expectations, stalled_at, DEFAULT)["TP2"]
+    assert status.threshold == pytest.approx(450.0)
+    assert status.behind_for is not None
 
 
 def test_slow_rank_is_lagging_but_never_stalled() -> None:
     expectations = _history(1.0, 1.02, 0.98)
-    scales = {"TP0": 1.0, "TP1": 1.3, "TP2": 1.0}
-    assert _first(RankHealth.LAGGING, "TP1", scales, expectations) is not None
-    assert _first(RankHealth.STALLED, "TP1", scales, expectations, until=800) is None
+    assert _first(RankHealth.LAGGING, "TP1", _slow_loader, expectations, DEFAULT) is not None
+    never = _first(RankHealth.STALLED, "TP1", _slow_loader, expectations, DEFAULT, until=1200)
+    assert never is None
+
+
+def test_a_uniformly_slower_rank_is_lagging_but_never_stalled() -> None:
+    expectations = _history(1.0, 1.02, 0.98)
+
+    def ranks_at(now: float) -> list[RankState]:
+        return [rank_at(now, tag=tag, scale=1.3 if tag == "TP1" else 1.0) for tag in TAGS]
+
+    assert _first(RankHealth.LAGGING, "TP1", ranks_at, expectations) is not None
+    assert _first(RankHealth.STALLED, "TP1", ranks_at, expectations, until=800) is None
+
+
+def test_progress_of_one_rank_keeps_its_stage_alive() -> None:
+    expectations = _history(1.0)
+    now = LOAD_START + 3 * 300.0  # three times the usual load, everyone still loading
+    slow = {Stage.WEIGHT_LOADING: 4.0}
+    printing = rank_at(now, tag="TP0", stretch=slow, chatty=True)
+    quiet = rank_at(now, tag="TP1", stretch=slow)
+    statuses = _statuses([printing, quiet], expectations, now, DEFAULT)
+    assert statuses["TP1"].health is RankHealth.OK
+    assert statuses["TP1"].silent_for == pytest.approx(900.0)
+    alone = _statuses([quiet], expectations, now, DEFAULT)["TP1"]
+    assert alone.health is RankHealth.STALLED
 
 
 def test_a_rank_that_keeps_printing_is_not_stalled() -> None:
@@ -92,14 +134,12 @@ def test_a_rank_that_keeps_printing_is_not_stalled() -> None:
 
 def test_cold_start_uses_the_default_split_and_the_floor() -> None:
     expectations = expectations_for(FP, [], expected_startup=600.0)
-    policy = StallPolicy()  # factor 3, floor 60 s
-    loading_start = sum(USUAL[s] for s in USUAL if s.order < Stage.WEIGHT_LOADING.order)
-    limit = policy.threshold(Spread(120.0, 240.0, 480.0))
-    assert limit == pytest.approx(1440.0)
+    limit = DEFAULT.threshold(Spread(120.0, 240.0, 480.0))
+    assert limit == pytest.approx(720.0)
     for offset, health in ((limit - 1, RankHealth.OK), (limit + 1, RankHealth.STALLED)):
-        now = loading_start + offset
+        now = LOAD_START + offset
         rank = rank_at(now, hang=Stage.WEIGHT_LOADING)
-        assert _statuses([rank], expectations, now, policy)["TP0"].health is health
+        assert _statuses([rank], expectations, now, DEFAULT)["TP0"].health is health
 
 
 def test_short_stages_get_the_floor_long_ones_the_factor() -> None:

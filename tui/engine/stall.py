@@ -1,11 +1,17 @@
 """Is a quiet rank slow or dead? Per-rank stall and lag rules over a ``Snapshot``.
 
-A rank is STALLED when it has been silent in its stage for longer than the stage's threshold:
-``max(factor * p95, floor)`` seconds, with the p95 taken from past runs (``Expectations``). It is
-LAGGING (flagged, not stalled) when most other ranks left its stage ``max(lag, usual / 4)``
-seconds ago or longer while it still prints nothing that moves it on. Known hang signatures
-(SGLang's scheduler watchdog, NCCL watchdog timeouts) are not guessed here: the log grammar
-reports them as failures, and the rank shows as FAILED.
+The numbers come from past runs (``Expectations``): ``usual`` is a stage's median, ``p95`` its
+95th percentile. For every rank still starting:
+
+- LAGGING (flagged, not stalled): more than half of the other ranks left its stage at least
+  ``max(lag, usual / 4)`` seconds ago.
+- STALLED: it has been in its stage longer than ``max(factor * p95, floor)`` seconds and no rank
+  in that stage has printed a line for ``floor`` seconds (one rank's progress bar shows the
+  stage's collective work is moving for every rank in it). A lagging rank gets
+  ``lagging_factor`` times the slack: the others are waiting for it, and a lone slow rank (a
+  slower disk, a throttled GPU) is more likely than a hang that only one rank reached.
+- FAILED: the log showed a failure. Hangs the engines detect themselves (SGLang's scheduler
+  watchdog, the NCCL watchdog) are classified by the grammar as failures, never guessed here.
 """
 
 from __future__ import annotations
@@ -39,18 +45,20 @@ class RankHealth(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class StallPolicy:
-    """The profile's ``[stall]`` table: ``factor`` times the stage's p95, never below ``floor``
-    seconds; ``lag`` is the least time behind the other ranks that counts as lagging."""
+    """The profile's ``[stall]`` table, in seconds and multiples of a stage's p95."""
 
-    factor: float = 3.0
+    factor: float = 1.5
     floor: float = 60.0
     lag: float = 30.0
+    lagging_factor: float = 2.0
 
-    def threshold(self, usual: Spread) -> float:
-        """Seconds of silence in a stage after which a rank is stalled."""
-        return max(self.factor * usual.high, self.floor)
+    def threshold(self, usual: Spread, *, lagging: bool = False) -> float:
+        """Seconds in a stage after which a silent rank is stalled."""
+        factor = self.factor * (self.lagging_factor if lagging else 1.0)
+        return max(factor * usual.high, self.floor)
 
     def lag_threshold(self, usual: Spread) -> float:
+        """Seconds behind the other ranks after which a rank is lagging."""
         return max(self.lag, usual.median / 4)
 
 
@@ -113,38 +121,37 @@ def _assess_rank(
     if snapshot.outcome is not Outcome.INCOMPLETE or snapshot.stopped:
         return base
     usual = usual_for(expectations, rank.stage, rank.draft)
-    limit = policy.threshold(usual)
-    if silent > limit:
+    behind = _behind_for(rank, ranks, now)
+    lagging = behind is not None and behind > policy.lag_threshold(usual)
+    limit = policy.threshold(usual, lagging=lagging)
+    quiet = _stage_silence(rank, ranks, now)
+    if in_stage > limit and quiet > min(policy.floor, limit):
         reason = (
-            f"silent {clock_label(silent)} in {_stage_name(rank)}"
+            f"silent {clock_label(quiet)}, {clock_label(in_stage)} in {_stage_name(rank)}"
             f" (usually {usual.label}, limit {clock_label(limit)})"
         )
-        return _with(base, RankHealth.STALLED, threshold=limit, reason=reason)
-    return _lag_status(base, rank, ranks, usual, now, policy)
+        return _with(base, RankHealth.STALLED, threshold=limit, behind_for=behind, reason=reason)
+    if lagging and behind is not None:
+        reason = f"still in {_stage_name(rank)}; most other ranks left it {clock_label(behind)} ago"
+        return _with(base, RankHealth.LAGGING, threshold=limit, behind_for=behind, reason=reason)
+    return base
 
 
-def _lag_status(
-    base: RankStatus,
-    rank: RankState,
-    ranks: tuple[RankState, ...],
-    usual: Spread,
-    now: float,
-    policy: StallPolicy,
-) -> RankStatus:
+def _behind_for(rank: RankState, ranks: tuple[RankState, ...], now: float) -> float | None:
+    """Seconds since most of the other ranks left ``rank``'s stage, or None if they have not."""
     others = [other for other in ranks if other.tag != rank.tag]
     key = (rank.stage, rank.draft)
     left = sorted(t for t in (_left_at(other, key) for other in others) if t is not None)
     if not others or len(left) * 2 <= len(others):
-        return base
-    behind = now - left[len(left) // 2]
-    limit = policy.lag_threshold(usual)
-    if behind <= limit:
-        return base
-    reason = (
-        f"still in {_stage_name(rank)}; {len(left)} of {len(others)} other ranks"
-        f" left it {clock_label(behind)} ago"
-    )
-    return _with(base, RankHealth.LAGGING, threshold=limit, behind_for=behind, reason=reason)
+        return None
+    return max(now - left[len(left) // 2], 0.0)
+
+
+def _stage_silence(rank: RankState, ranks: tuple[RankState, ...], now: float) -> float:
+    """Seconds since any rank in ``rank``'s stage printed a line (or entered the stage)."""
+    peers = [r for r in ranks if (r.stage, r.draft) == (rank.stage, rank.draft)] or [rank]
+    last = max(max(r.last_seen_at, r.stage_started_at) for r in peers)
+    return max(now - last, 0.0)
 
 
 def _left_at(rank: RankState, key: StageKey) -> float | None:
