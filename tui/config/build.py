@@ -222,7 +222,7 @@ def _endpoint(table: Table) -> str | None:
 
 def _stall(table: Table) -> StallConfig:
     stall = StallConfig(
-        factor=table.number("factor", 3.0, 1.0, 1000.0),
+        factor=table.number("factor", 1.5, 1.0, 1000.0),
         floor=table.duration("floor", 60.0),
     )
     table.finish()

@@ -87,7 +87,7 @@ class BenchConfig:
 class StallConfig:
     """When a stage counts as stalled: ``max(factor * p95 of past runs, floor)`` seconds."""
 
-    factor: float = 3.0
+    factor: float = 1.5
     floor: float = 60.0
 
 
