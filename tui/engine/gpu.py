@@ -254,6 +254,8 @@ class _Table:
     def _row(self, text: str) -> dict[str, str] | None:
         if not text or text == "No running processes found":
             return None
+        if self.columns is not None and text.count(",") == len(self.columns) - 1:
+            return self._split(text, self.columns)  # the common case: a row that fits
         header = header_columns(text)
         if header is not None:
             self.columns = header

@@ -61,30 +61,33 @@ _REASONS = {
     NoTelemetryKind.DISCONNECTED: "not connected to the host",
 }
 
-# Phrases nvidia-smi (or the shell running it) prints instead of data, checked in order.
-_FAILURES: tuple[tuple[re.Pattern[str], NoTelemetryKind], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), kind)
-    for pattern, kind in (
-        (r"nvidia-smi: (?:command )?not found|nvidia-smi.*No such file",
-         NoTelemetryKind.NOT_INSTALLED),
-        (r"NVIDIA-SMI has failed|Failed to initialize NVML|Driver/library version mismatch|"
-         r"couldn't communicate with the NVIDIA driver", NoTelemetryKind.DRIVER),
-        (r"No devices were found|No devices found", NoTelemetryKind.NO_DEVICES),
-        (r"Insufficient Permissions|Permission denied", NoTelemetryKind.PERMISSION),
-        (r"GPU is lost|fallen off the bus|requires reset|Unable to determine the device handle",
-         NoTelemetryKind.GPU_LOST),
-        (r"is not a valid field to query|Invalid combination of input arguments|"
-         r"Invalid (?:argument|option)|Unknown option", NoTelemetryKind.UNSUPPORTED),
-    )
+# Phrases nvidia-smi (or the shell running it) prints instead of data, one named group per kind.
+_FAILURE = re.compile(
+    "|".join(
+        f"(?P<{kind.value}>{pattern})"
+        for kind, pattern in (
+            (NoTelemetryKind.NOT_INSTALLED, r"nvidia-smi: (?:command )?not found|"
+             r"nvidia-smi.*No such file"),
+            (NoTelemetryKind.DRIVER, r"NVIDIA-SMI has failed|Failed to initialize NVML|"
+             r"Driver/library version mismatch|couldn't communicate with the NVIDIA driver"),
+            (NoTelemetryKind.NO_DEVICES, r"No devices were found|No devices found"),
+            (NoTelemetryKind.PERMISSION, r"Insufficient Permissions|Permission denied"),
+            (NoTelemetryKind.GPU_LOST, r"GPU is lost|fallen off the bus|requires reset|"
+             r"Unable to determine the device handle"),
+            (NoTelemetryKind.UNSUPPORTED, r"is not a valid field to query|Invalid combination "
+             r"of input arguments|Invalid (?:argument|option)|Unknown option"),
+        )
+    ),
+    re.IGNORECASE,
 )
 
 
 def classify_failure(text: str) -> NoTelemetry | None:
     """The no-telemetry state a message from ``nvidia-smi`` or its shell describes, if any."""
-    for pattern, kind in _FAILURES:
-        if pattern.search(text):
-            return NoTelemetry(kind, clean_text(text.strip(), MAX_TEXT))
-    return None
+    match = _FAILURE.search(text)
+    if match is None or match.lastgroup is None:
+        return None
+    return NoTelemetry(NoTelemetryKind(match.lastgroup), clean_text(text.strip(), MAX_TEXT))
 
 
 def missing_marker(raw: str) -> str:
