@@ -8,23 +8,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tui.io.stacks import (
-    dump_argv,
-    dump_command,
-    dump_stacks,
-    interpret,
-    local_runner,
-    rank_titles,
-)
+from tests.sshd import TestServer
+from tui.io.local import LocalTransport
+from tui.io.ssh import SshTransport, connect
+from tui.io.stacks import dump_argv, dump_stacks, interpret, rank_titles
 
 SLEEPER = "import time\ndef waiting_for_nccl():\n    time.sleep(60)\nwaiting_for_nccl()\n"
 PY_SPY = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-HAVE_PY_SPY = Path(PY_SPY).exists()
+needs_py_spy = pytest.mark.skipif(not Path(PY_SPY).exists(), reason="py-spy is not installed")
 
 
 # A fake server: it starts two titled ranks in its own process group, prints their pids, waits.
@@ -73,6 +69,13 @@ def server_group() -> Iterator[int]:
             leader.stdout.close()
 
 
+@pytest.fixture
+async def ssh(ssh_server: TestServer) -> AsyncIterator[SshTransport]:
+    transport = SshTransport(await connect(ssh_server.target()))
+    yield transport
+    await transport.close()
+
+
 def test_titles_follow_each_engine() -> None:
     assert rank_titles("sglang", "DP0 TP3 EP3") == ("sglang::scheduler_DP0_TP3_EP3",)
     assert rank_titles("sglang", "main") == ("sglang::scheduler",)
@@ -81,19 +84,20 @@ def test_titles_follow_each_engine() -> None:
 
 
 def test_hostile_titles_are_arguments_not_shell_text() -> None:
-    argv = dump_argv(42, ["x'; rm -rf / #"])
-    assert argv[-1] == "x'; rm -rf / #"
+    argv = dump_argv(42, ["x'; rm -rf / #"], py_spy="$(reboot)")
+    assert argv[-2:] == ["$(reboot)", "x'; rm -rf / #"]
     assert "rm -rf" not in argv[2]
-    assert dump_command(42, ["$(reboot)"]).endswith("'$(reboot)'")
+    assert "reboot" not in argv[2]
     with pytest.raises(ValueError, match="process group"):
-        dump_argv(0, ["t"])
+        dump_argv(1, ["t"])
+    with pytest.raises(ValueError, match="no process title"):
+        dump_argv(42, [])
 
 
-@pytest.mark.skipif(not HAVE_PY_SPY, reason="py-spy is not installed")
+@needs_py_spy
 async def test_dumps_the_rank_of_this_run_only(server_group: int) -> None:
-    env = {**os.environ, "PATH": f"{Path(PY_SPY).parent}:{os.environ.get('PATH', '')}"}
     dump = await dump_stacks(
-        local_runner(env), process_group=server_group, engine="sglang", tag="TP3"
+        LocalTransport(), process_group=server_group, engine="sglang", tag="TP3", py_spy=PY_SPY
     )
     if not dump.ok and "ptrace" in dump.message:
         pytest.skip(f"this machine forbids ptrace: {dump.message}")
@@ -103,11 +107,22 @@ async def test_dumps_the_rank_of_this_run_only(server_group: int) -> None:
     assert os.getpgid(dumped_pid) == server_group
 
 
-@pytest.mark.skipif(not HAVE_PY_SPY, reason="py-spy is not installed")
-async def test_a_rank_not_in_the_group_is_reported(server_group: int) -> None:
-    env = {**os.environ, "PATH": f"{Path(PY_SPY).parent}:{os.environ.get('PATH', '')}"}
+@needs_py_spy
+async def test_dumps_over_a_real_ssh_connection(server_group: int, ssh: SshTransport) -> None:
     dump = await dump_stacks(
-        local_runner(env), process_group=server_group, engine="sglang", tag="TP5"
+        ssh, process_group=server_group, engine="sglang", tag="TP2", py_spy=PY_SPY
+    )
+    if not dump.ok and "ptrace" in dump.message:
+        pytest.skip(f"this machine forbids ptrace: {dump.message}")
+    assert dump.ok, dump.message
+    assert "waiting_for_nccl" in dump.text
+    assert "(sglang::scheduler_TP2)" in dump.text
+
+
+@needs_py_spy
+async def test_a_rank_not_in_the_group_is_reported(server_group: int) -> None:
+    dump = await dump_stacks(
+        LocalTransport(), process_group=server_group, engine="sglang", tag="TP5", py_spy=PY_SPY
     )
     assert not dump.ok
     assert "no process of TP5" in dump.message
@@ -115,29 +130,30 @@ async def test_a_rank_not_in_the_group_is_reported(server_group: int) -> None:
 
 
 async def test_missing_py_spy_degrades_with_a_clear_message(
-    server_group: int, tmp_path: Path
+    server_group: int, ssh: SshTransport
 ) -> None:
-    bare = tmp_path / "bin"
-    bare.mkdir()
-    for tool in ("sh", "cat", "awk", "tr", "head"):
-        found = shutil.which(tool)
-        assert found is not None
-        (bare / tool).symlink_to(found)
     dump = await dump_stacks(
-        local_runner({"PATH": str(bare)}), process_group=server_group, engine="sglang",
-        tag="TP3", host="gpu1",
-    )  # fmt: skip
+        ssh, process_group=server_group, engine="sglang", tag="TP3", py_spy="no-such-py-spy"
+    )
     assert not dump.ok
     assert dump.message == (
-        "py-spy is not installed on gpu1: run 'pip install py-spy' there to dump stacks"
+        f"py-spy is not installed on {ssh.label}: run 'pip install py-spy' there to dump stacks"
     )
 
 
 def test_remote_output_is_cleaned_and_failures_explained() -> None:
-    dump = interpret(0, "Thread 1\x1b]52;c;evil\x07 (idle)\n", "", tag="TP0")
+    dump = interpret(0, b"Thread 1\x1b]52;c;evil\x07 (idle)\n\xff", b"", tag="TP0")
     assert dump.ok
     assert "\x1b" not in dump.text
     assert "\x07" not in dump.text
-    denied = interpret(1, "", "Error: Permission denied (os error 13)\n", tag="TP0")
+    denied = interpret(1, b"", b"Error: Permission denied (os error 13)\n", tag="TP0")
     assert not denied.ok
     assert "ptrace" in denied.message
+
+
+async def test_a_lost_link_is_a_message_not_an_exception(ssh_server: TestServer) -> None:
+    transport = SshTransport(await connect(ssh_server.target()))
+    await transport.close()
+    dump = await dump_stacks(transport, process_group=42, engine="sglang", tag="TP0")
+    assert not dump.ok
+    assert dump.message.startswith("cannot dump the stacks of TP0")

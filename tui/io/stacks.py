@@ -3,28 +3,29 @@
 The rank's process is found by its process title (SGLang names its schedulers
 ``sglang::scheduler_TP3``, vLLM its workers ``VLLM::Worker_TP0``) among the members of the run's
 process group only, so a rank of another server on the same host is never touched. The remote
-script is a constant; the process group and the titles reach it as positional parameters
-(``sh -c SCRIPT NAME ARG...``), never as shell text. When ``py-spy`` is not installed the script
-says so and exits 127, and ``StackDump.message`` tells the user how to fix it.
+script is a constant; the process group, the py-spy command and the titles reach it as
+positional parameters (``sh -c SCRIPT NAME ARG...``), never as shell text. When ``py-spy`` is
+not installed the script says so and exits 127, and ``StackDump.message`` tells the user how to
+fix it. Link failures come back as a ``StackDump`` too, never as an exception.
 """
 
 from __future__ import annotations
 
-import asyncio
-import shlex
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui.engine.sanitize import sanitize_text
+from tui.io.transport import CommandTimedOut, LinkLost, Transport
 
 NOT_INSTALLED = 127
 NOT_FOUND = 3
 TEXT_LIMIT = 256 * 1024
+DUMP_TIMEOUT = 60.0
 
 _SCRIPT = r"""
-group=$1 sudo=$2
-shift 2
-if ! command -v py-spy >/dev/null 2>&1; then
+group=$1 sudo=$2 spy=$3
+shift 3
+if ! command -v "$spy" >/dev/null 2>&1; then
   echo "py-spy is not installed on this host" >&2
   exit 127
 fi
@@ -39,16 +40,13 @@ for pid in $pids; do
   for want in "$@"; do
     [ "$title" = "$want" ] || continue
     echo "py-spy dump --pid $pid ($want)"
-    if [ "$sudo" = sudo ]; then exec sudo -n py-spy dump --pid "$pid"; fi
-    exec py-spy dump --pid "$pid"
+    if [ "$sudo" = sudo ]; then exec sudo -n "$spy" dump --pid "$pid"; fi
+    exec "$spy" dump --pid "$pid"
   done
 done
 echo "no process titled $1 in process group $group" >&2
 exit 3
 """
-
-Runner = Callable[[str], Awaitable[tuple[int, str, str]]]
-"""Runs one shell command on the host; returns ``(exit status, stdout, stderr)``."""
 
 
 def rank_titles(engine: str, tag: str) -> tuple[str, ...]:
@@ -62,24 +60,21 @@ def rank_titles(engine: str, tag: str) -> tuple[str, ...]:
     return (sglang, vllm)
 
 
-def dump_argv(process_group: int, titles: Sequence[str], *, sudo: bool = False) -> list[str]:
+def dump_argv(
+    process_group: int, titles: Sequence[str], *, sudo: bool = False, py_spy: str = "py-spy"
+) -> list[str]:
     """The argv that dumps the stacks of the first group member titled one of ``titles``."""
-    if process_group <= 0:
-        raise ValueError(f"not a process group id: {process_group}")
+    if process_group <= 1:
+        raise ValueError(f"not a server's process group: {process_group}")
     if not titles:
         raise ValueError("no process title to look for")
-    return ["sh", "-c", _SCRIPT, "bringup-stacks", str(process_group), "sudo" if sudo else "-",
-            *titles]  # fmt: skip
-
-
-def dump_command(process_group: int, titles: Sequence[str], *, sudo: bool = False) -> str:
-    """``dump_argv`` as one shell command line, every part quoted (for an SSH exec request)."""
-    return shlex.join(dump_argv(process_group, titles, sudo=sudo))
+    mode = "sudo" if sudo else "-"
+    return ["sh", "-c", _SCRIPT, "bringup-stacks", str(process_group), mode, py_spy, *titles]
 
 
 @dataclass(frozen=True, slots=True)
 class StackDump:
-    """What the dump gave: the stacks, or a message saying why there are none."""
+    """What the dump gave: the stacks (safe to show), or a message saying why there are none."""
 
     ok: bool
     text: str
@@ -87,58 +82,42 @@ class StackDump:
 
 
 def interpret(
-    status: int, stdout: str, stderr: str, *, tag: str, host: str = "the host"
+    status: int, stdout: bytes, stderr: bytes, *, tag: str, host: str = "the host"
 ) -> StackDump:
     """Turn the script's exit status and output into stacks or a clear message."""
-    out, err = _clean(stdout), _clean(stderr)
+    out, err = _clean(stdout), _clean(stderr).strip()
     if status == 0:
-        return StackDump(True, out, f"stacks of {tag}")
+        return StackDump(True, out, f"stacks of {tag} on {host}")
     if status == NOT_INSTALLED and "py-spy is not installed" in err:
         hint = f"py-spy is not installed on {host}: run 'pip install py-spy' there to dump stacks"
         return StackDump(False, "", hint)
     if status == NOT_FOUND:
-        return StackDump(
-            False, "", f"no process of {tag} in the run's process group ({err.strip()})"
-        )
-    detail = err.strip().splitlines()[-1] if err.strip() else f"exit status {status}"
+        return StackDump(False, "", f"no process of {tag} in the run's process group ({err})")
+    detail = err.splitlines()[-1] if err else f"exit status {status}"
     if "permission" in err.lower() or "ptrace" in err.lower():
-        detail += (
-            " (py-spy needs ptrace permission: enable sudo for stacks, or run as the server's user)"
-        )
-    return StackDump(False, out, f"py-spy failed for {tag}: {detail}")
+        detail += " (py-spy needs ptrace permission: run it as the server's user or with sudo)"
+    return StackDump(False, out, f"py-spy failed for {tag} on {host}: {detail}")
 
 
-def _clean(text: str) -> str:
-    """Remote text made safe to show (escapes stripped, controls neutralised), bounded in size."""
-    return sanitize_text(text[:TEXT_LIMIT])
+def _clean(data: bytes) -> str:
+    """Remote bytes made safe to show (escapes stripped, controls neutralised), bounded."""
+    return sanitize_text(data[:TEXT_LIMIT].decode("utf-8", "replace"))
 
 
 async def dump_stacks(
-    run: Runner, *, process_group: int, engine: str, tag: str, sudo: bool = False,
-    host: str = "the host",
-) -> StackDump:  # fmt: skip
-    """Find ``tag``'s process in ``process_group`` and dump its Python stacks."""
-    command = dump_command(process_group, rank_titles(engine, tag), sudo=sudo)
-    status, stdout, stderr = await run(command)
-    return interpret(status, stdout, stderr, tag=tag, host=host)
-
-
-def local_runner(env: Mapping[str, str] | None = None, timeout: float = 60.0) -> Runner:
-    """A ``Runner`` for the local host (when the monitor runs beside the server)."""
-
-    async def run(command: str) -> tuple[int, str, str]:
-        process = await asyncio.create_subprocess_shell(
-            command,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-        )
-        try:
-            out, err = await asyncio.wait_for(process.communicate(), timeout)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
-            return 124, "", f"timed out after {timeout:g} s"
-        return process.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
-
-    return run
+    transport: Transport,
+    *,
+    process_group: int,
+    engine: str,
+    tag: str,
+    sudo: bool = False,
+    py_spy: str = "py-spy",
+    timeout: float = DUMP_TIMEOUT,
+) -> StackDump:
+    """Find ``tag``'s process in ``process_group`` on ``transport``'s host and dump its stacks."""
+    argv = dump_argv(process_group, rank_titles(engine, tag), sudo=sudo, py_spy=py_spy)
+    try:
+        result = await transport.run(argv, timeout=timeout)
+    except (LinkLost, CommandTimedOut) as error:
+        return StackDump(False, "", f"cannot dump the stacks of {tag}: {error}")
+    return interpret(result.status, result.stdout, result.stderr, tag=tag, host=transport.label)
