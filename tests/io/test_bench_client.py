@@ -33,6 +33,8 @@ def _sizes(total: int) -> list[int]:
 async def _events(body: dict[str, Any], native: bool) -> AsyncIterator[bytes]:
     prompt = body.get("text") or body.get("prompt") or body["messages"][0]["content"]
     total = body["sampling_params"]["max_new_tokens"] if native else body["max_tokens"]
+    if "FLOOD" in prompt:
+        total *= 10
     sent = 0
     sizes = _sizes(total)
     for verify, size in enumerate(sizes, start=1):
@@ -181,3 +183,11 @@ async def test_unreachable_server_gives_failed_records() -> None:
         (level,) = await client.run()
     assert (level.result.completed, level.result.failed) == (0, 2)
     assert level.result.errors[0].startswith("ConnectError")
+
+
+async def test_a_server_that_never_stops_is_cut_off(server_url: str) -> None:
+    workload = Workload(("FLOOD please",), output_len=5, warmup_requests=0)
+    async with BenchClient(server_url, workload) as client:
+        (level,) = await client.run()
+    assert level.result.failed == 1
+    assert "more than 26 tokens" in level.result.errors[0]

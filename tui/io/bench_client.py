@@ -168,7 +168,7 @@ class BenchClient:
         chunks: list[Chunk] = []
         sent_at = time.perf_counter()
         try:
-            error = await self._stream(ENDPOINT_PATHS[endpoint], body, reader, chunks)
+            error = await self._stream(ENDPOINT_PATHS[endpoint], body, reader, chunks, length)
         except (httpx.HTTPError, OSError) as exc:
             error = clean(f"{type(exc).__name__}: {exc}")
         return RequestRecord(
@@ -183,8 +183,14 @@ class BenchClient:
         )
 
     async def _stream(
-        self, path: str, body: dict[str, object], reader: StreamReader, chunks: list[Chunk]
+        self,
+        path: str,
+        body: dict[str, object],
+        reader: StreamReader,
+        chunks: list[Chunk],
+        length: int,
     ) -> str | None:
+        received, most = 0, 2 * length + 16
         async with self._http.stream("POST", path, json=body) as response:
             if response.status_code != 200:
                 text = (await response.aread())[:300].decode("utf-8", "replace")
@@ -203,6 +209,9 @@ class BenchClient:
                 tokens = reader.feed(event)
                 if tokens > 0:
                     chunks.append(Chunk(now, tokens))
+                    received += tokens
+                    if received > most:
+                        return f"the server sent more than {most} tokens; stopped reading"
         return None
 
     async def server_view(self) -> ServerView:
