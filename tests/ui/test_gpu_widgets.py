@@ -12,9 +12,11 @@ from tui.app.widgets.gpu import (
     GpuSummary,
     GpuTelemetryUpdated,
     RankGpuView,
+    panel_line,
     rank_gpu_view,
     sparkline,
 )
+from tui.app.widgets.rank_panel import RankCard, RankPanel
 from tui.engine.gpu import GpuBatch, GpuSample, NoTelemetry, NoTelemetryKind
 from tui.engine.gpu_map import LaunchLayout, MapSource, RankGpu, map_ranks
 from tui.engine.gpu_model import GpuSnapshot, GpuTelemetry
@@ -192,3 +194,44 @@ def test_gauge_before_any_view_waits() -> None:
     assert gauge.render().plain == "GPU ? waiting for telemetry"
     assert gauge.view is None
     assert RankGpuView(None, None).gpu is None
+
+
+class PanelApp(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(SEMANTIC_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        yield RankPanel("TP3")
+
+
+async def test_rank_panel_shows_the_gpu_beside_the_logs_memory() -> None:
+    clock = Clock()
+    snapshot = _telemetry(clock).snapshot()
+    rank = RankState(tag="TP3", avail_gb=38.2, used_gb=97.0)
+    placements = [RankGpu("TP3", 3, MapSource.LAUNCH)]
+    app = PanelApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        panel = app.query_one(RankPanel)
+        panel.show(RankCard(rank=rank, seconds_in_stage=5))
+        await pilot.pause()
+        assert "avail 38.2G  used 97.0G" in panel.render().plain
+        view = rank_gpu_view(rank, snapshot, placements, clock.now)
+        panel.show(RankCard(rank=rank, seconds_in_stage=5, gpu=view))
+        await pilot.pause()
+        memory = panel.render().plain.splitlines()[2]
+        assert memory == "GPU 3 101.0/140.4G   ▂▆▆ 100% 690W · avail 38.2G"
+
+
+def test_panel_line_gives_up_power_then_sparkline_when_narrow() -> None:
+    clock = Clock()
+    snapshot = _telemetry(clock).snapshot()
+    rank = RankState(tag="TP3", avail_gb=38.2)
+    view = rank_gpu_view(rank, snapshot, [RankGpu("TP3", 3, MapSource.LAUNCH)], clock.now)
+    narrow = panel_line(view, 30)
+    assert narrow is not None
+    assert narrow.plain == "GPU 3 101.0/140.4G   ▂▆▆ 100%"
+    narrower = panel_line(view, 26)
+    assert narrower is not None
+    assert narrower.plain == "GPU 3 101.0/140.4G  ▆ 100%"
+    assert panel_line(RankGpuView(None, None), 40) is None
+    assert panel_line(None, 40) is None

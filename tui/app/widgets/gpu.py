@@ -106,7 +106,10 @@ def _no_telemetry(view: RankGpuView, width: int) -> Content:
 
 
 def gpu_line(view: RankGpuView, width: int) -> Content:
-    """``GPU 3 41.2/140.4G ▁▂▅█ 100% 690W``, or the reason there is nothing to show."""
+    """``GPU 3 41.2/140.4G ▁▂▅█ 100% 690W``, or the reason there is nothing to show.
+
+    When the width is short, power goes first, then the sparkline narrows.
+    """
     gpu = view.gpu
     if gpu is None:
         return _no_telemetry(view, width)
@@ -114,12 +117,27 @@ def gpu_line(view: RankGpuView, width: int) -> Content:
     memory = f" {gib(sample.memory_used_mib).rstrip('G')}/{gib(sample.memory_total_mib)} "
     util = "" if sample.util_pct is None else f" {sample.util_pct:.0f}%"
     power = "" if sample.power_w is None else f" {sample.power_w:.0f}W"
-    tail = util + power + (" stale" if view.stale else "")
+    stale = " stale" if view.stale else ""
     head = _where(view.placement) + Content(memory)
-    room = max(0, width - head.cell_length - len(tail))
+    room = width - head.cell_length - len(util) - len(stale)
+    if room < len(power) + 4:
+        power = ""
+    room = max(0, room - len(power))
     spark = sparkline(gpu.memory_mib, min(room, 24), sample.memory_total_mib)
-    line = head + Content.styled(spark, "$progress-done") + Content(tail)
+    line = head + Content.styled(spark, "$progress-done") + Content(util + power + stale)
+    line = line.truncate(width, ellipsis=True)
     return line.stylize("dim") if view.stale else line
+
+
+def panel_line(view: RankGpuView | None, width: int) -> Content | None:
+    """The rank panel's memory line with the GPU's figures and the log's ``avail mem``;
+    None when the GPU has given no reading (the panel keeps its log-only line)."""
+    if view is None or view.gpu is None:
+        return None
+    avail = "" if view.log_avail_gb is None else f" · avail {view.log_avail_gb:.1f}G"
+    if width - len(avail) < 28:
+        avail = ""
+    return gpu_line(view, width - len(avail)) + Content.styled(avail, "$text-muted")
 
 
 def memory_pair(view: RankGpuView) -> Content | None:

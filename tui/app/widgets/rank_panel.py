@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from tui.app import format as fmt
 from tui.app.logbook import printable
+from tui.app.widgets.gpu import RankGpuView, panel_line
 from tui.engine.snapshot import RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
@@ -23,6 +24,8 @@ class RankCard:
     usual_seconds: int | None = None
     flag: str = ""
     failing: bool = False
+    gpu: RankGpuView | None = None
+    """The rank's GPU (telemetry joined with the log's memory figures), when known."""
 
     @property
     def lagging(self) -> bool:
@@ -85,7 +88,7 @@ class RankPanel(Widget, can_focus=True):
             [
                 self._stage_line(card, width, with_tag=False),
                 self._progress_line(card.rank, width),
-                self._memory_line(card.rank, width),
+                panel_line(card.gpu, width) or self._memory_line(card.rank, width),
                 fmt.single_line(card.rank.last_line, width).stylize("$text-muted"),
             ]
         )
