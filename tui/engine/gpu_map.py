@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from tui.engine.gpu_model import gpu_of
 from tui.engine.gpu_values import ComputeApp, GpuSample
 
 _PART = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)_?(\d{1,4})(?!\d)")
@@ -119,15 +120,6 @@ def _from_layout(rank: str, layout: LaunchLayout, gpus: Sequence[GpuSample]) -> 
     return RankGpu(rank, visible[device], MapSource.LAUNCH, note)
 
 
-def _holder_gpu(app: ComputeApp, gpus: Sequence[GpuSample]) -> int | None:
-    if app.gpu_index is not None:
-        return app.gpu_index
-    for gpu in gpus:
-        if app.gpu_uuid and gpu.uuid and app.gpu_uuid.lower() == gpu.uuid.lower():
-            return gpu.index
-    return gpus[0].index if len(gpus) == 1 else None
-
-
 def _from_process(
     rank: str, pid: int | None, apps: Sequence[ComputeApp], gpus: Sequence[GpuSample]
 ) -> RankGpu | None:
@@ -136,7 +128,7 @@ def _from_process(
         named = rank_numbers(app.process_name)
         by_pid = pid is not None and app.pid == pid
         by_title = bool(named) and all(named.get(k) == v for k, v in wanted.items() if k != "EP")
-        gpu = _holder_gpu(app, gpus) if by_pid or by_title else None
+        gpu = gpu_of(app, gpus) if by_pid or by_title else None
         if gpu is not None:
             how = "pid" if by_pid else "process"
             return RankGpu(rank, gpu, MapSource.PROCESS, f"{how} {app.pid} {app.process_name}")

@@ -196,8 +196,9 @@ def _holder(app: ComputeApp) -> str:
     return f"pid {app.pid} {app.process_name}".rstrip() + used
 
 
-def _owner(app: ComputeApp, gpus: Sequence[GpuSample]) -> int | None:
-    """The index of the GPU an app runs on, from its UUID, bus id or index."""
+def gpu_of(app: ComputeApp, gpus: Sequence[GpuSample]) -> int | None:
+    """The index of the GPU a process runs on, from its GPU index, UUID or bus id (with a
+    single GPU, that one)."""
     for gpu in gpus:
         if app.gpu_index is not None and app.gpu_index == gpu.index:
             return gpu.index
@@ -214,12 +215,11 @@ def busy_gpus(
     """GPUs holding a process or more than ``min_used_mib`` of memory, in index order."""
     placed: dict[int | None, list[ComputeApp]] = {}
     for app in apps:
-        placed.setdefault(_owner(app, gpus), []).append(app)
+        placed.setdefault(gpu_of(app, gpus), []).append(app)
     busy = [
-        BusyGpu(gpu.index, gpu.uuid, gpu.memory_used_mib, gpu.memory_total_mib,
-                tuple(placed.get(gpu.index, ())))
+        BusyGpu(gpu.index, gpu.uuid, gpu.memory_used_mib, gpu.memory_total_mib, tuple(holders))
         for gpu in sorted(gpus, key=lambda sample: sample.index)
-        if placed.get(gpu.index) or (gpu.memory_used_mib or 0.0) > min_used_mib
+        if (holders := placed.get(gpu.index, [])) or (gpu.memory_used_mib or 0.0) > min_used_mib
     ]
     if placed.get(None):
         busy.append(BusyGpu(None, None, None, None, tuple(placed[None])))
