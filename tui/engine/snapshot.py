@@ -50,6 +50,9 @@ class RankState:
     lines: int = 0
     failed: bool = False
     history: tuple[StageSpan, ...] = ()
+    draft_stage: Stage | None = None
+    """While ``draft`` is True: the step the draft model is in (its weights, KV pool, graphs);
+    ``stage`` stays the furthest stage the rank reached, so it never moves backwards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,8 @@ class Snapshot:
     ready_ts: float | None = None
     ready_at: float | None = None
     decode: DecodeSummary = field(default_factory=DecodeSummary)
+    requests: int = 0
+    """HTTP access lines seen in this run."""
 
     @property
     def startup_seconds(self) -> float | None:

@@ -1,0 +1,39 @@
+"""Feeding text to a ``LogEngine`` in tests, with a fixed clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tui.engine.events import Event
+from tui.engine.feed import LogEngine
+from tui.engine.snapshot import Snapshot
+
+
+def fixed_clock() -> float:
+    return 1000.0
+
+
+def run_chunks(chunks: Iterable[bytes], engine: str = "auto") -> tuple[Snapshot, list[Event]]:
+    """Feed the chunks, then finish; returns the final snapshot and every event."""
+    log = LogEngine(engine=engine, clock=fixed_clock)
+    events: list[Event] = []
+    for chunk in chunks:
+        events.extend(log.feed(chunk).events)
+    update = log.finish()
+    events.extend(update.events)
+    return update.snapshot, events
+
+
+def run_text(text: str, engine: str = "auto", size: int = 65536) -> tuple[Snapshot, list[Event]]:
+    """Feed ``text`` in chunks of ``size`` bytes."""
+    data = text.encode()
+    return run_chunks((data[i : i + size] for i in range(0, len(data), size)), engine)
+
+
+def sglang_lines(*messages: str, rank: str = "TP0", second: int = 0) -> str:
+    """SGLang lines, one second apart, all from ``rank`` (``""`` for the main process)."""
+    tag = f" {rank}" if rank else ""
+    return "".join(
+        f"[2026-01-01 00:00:{(second + i) % 60:02d}{tag}] {message}\n"
+        for i, message in enumerate(messages)
+    )

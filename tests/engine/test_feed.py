@@ -1,0 +1,158 @@
+"""The incremental path: chunk boundaries, partial lines, redraws, bounded memory."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.engine_helpers import fixed_clock, run_chunks, run_text, sglang_lines
+from tui.engine.events import EngineDetected, StageEntered, StageProgressed
+from tui.engine.feed import LogEngine
+from tui.engine.sanitize import MAX_LINE_CHARS
+from tui.engine.stages import Stage
+
+MILESTONES = [
+    "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/m', tp_size=2)",
+    "[2026-01-01 00:00:01 TP0] Init torch distributed begin.",
+    "[2026-01-01 00:00:01 TP1] Init parallel begin.",
+    "[2026-01-01 00:00:02 TP1] Load weight begin. avail mem=70.00 GB",
+    "[2026-01-01 00:00:02 TP0] Load weight begin. avail mem=70.00 GB",
+    "\rLoading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]"
+    "\rLoading safetensors checkpoint shards: 100% Completed | 2/2 [00:02<00:00]",
+    "[2026-01-01 00:00:05 TP0] Load weight end. type=Q, dtype=bf16, avail mem=9.0 GB, "
+    "mem usage=60.0 GB.",
+    "[2026-01-01 00:00:05 TP1] KV Cache is allocated. #tokens: 1000, K size: 1 GB, V size: 1 GB",
+    "[2026-01-01 00:00:06 TP0] Capture cuda graph begin. This can take up to several minutes.",
+    "\x1b[32mCapturing batches (bs=4 avail_mem=8.0 GB):  50%|█████     | 1/2 [00:01<00:01]\x1b[0m",
+    "[2026-01-01 00:00:07 TP0] Capture draft cuda graph begin. avail mem=7 GB",
+    "[2026-01-01 00:00:08 TP0] Load weight begin. avail mem=7.00 GB",
+    "[2026-01-01 00:00:09] INFO:     Application startup complete.",
+    "[2026-01-01 00:00:10] The server is fired up and ready to roll!",
+    "[2026-01-01 00:00:11 TP0] Decode batch, #running-req: 1, #token: 9, token usage: 0.01, "
+    "accept len: 2.50, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 42.00, "
+    "#queue-req: 0, ",
+    '[2026-01-01 00:00:12] INFO:     127.0.0.1:1 - "POST /generate HTTP/1.1" 200 OK',
+    "[2026-01-01 00:00:13 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB",
+    "(EngineCore_DP0 pid=3) INFO 03-08 08:24:46 [gpu_model_runner.py:1] Model loading took "
+    "14.37 GiB memory and 13.2 seconds",
+    "(APIServer pid=2) INFO:     Application startup complete.",
+    "bad utf-8 \xff\xfe and \u00e9",
+]
+
+
+def _split(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({0, len(data), *(cut % (len(data) + 1) for cut in cuts)})
+    return [data[a:b] for a, b in itertools.pairwise(points)]
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(st.sampled_from(MILESTONES), min_size=1, max_size=25))
+    text = "\n".join(lines) + draw(st.sampled_from(["\n", "", "\r"]))
+    return text.encode("utf-8", "surrogateescape").replace(b"\\xff", b"\xff")
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(logs(), st.lists(st.integers(min_value=0), max_size=12))
+def test_events_do_not_depend_on_chunk_boundaries(data: bytes, cuts: list[int]) -> None:
+    whole_snapshot, whole = run_chunks([data])
+    split_snapshot, split = run_chunks(_split(data, cuts))
+    assert split == whole
+    assert split_snapshot.ranks == whole_snapshot.ranks
+    assert split_snapshot.outcome == whole_snapshot.outcome
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(logs(), st.lists(st.integers(min_value=1, max_value=97), min_size=1, max_size=20))
+def test_stages_never_go_backwards(data: bytes, sizes: list[int]) -> None:
+    log = LogEngine(clock=fixed_clock)
+    seen: dict[str, int] = {}
+    runs = 0
+    offset = 0
+    for size in sizes * 20:
+        if offset >= len(data):
+            break
+        snapshot = log.feed(data[offset : offset + size]).snapshot
+        offset += size
+        if snapshot.runs_before != runs:
+            runs, seen = snapshot.runs_before, {}
+        for rank in snapshot.ranks:
+            assert rank.stage.order >= seen.get(rank.tag, 0)
+            seen[rank.tag] = rank.stage.order
+            targets = [span.stage.order for span in rank.history if not span.draft]
+            assert targets == sorted(targets)
+            assert rank.stage.order >= max(targets)
+
+
+@given(st.binary(max_size=400), st.lists(st.integers(min_value=0), max_size=6))
+def test_any_bytes_in_any_chunks_never_raise(data: bytes, cuts: list[int]) -> None:
+    snapshot, _ = run_chunks(_split(data, cuts))
+    assert snapshot.lines == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def test_partial_line_progress_shows_before_the_line_ends() -> None:
+    log = LogEngine(clock=fixed_clock)
+    log.feed(sglang_lines("Load weight begin. avail mem=1 GB").encode())
+    update = log.feed(b"\rLoading safetensors checkpoint shards:  10% Completed | 1/10 [00:01]")
+    assert update.events == ()
+    update = log.feed(b"\rLoading safetensors checkpoint shards:  20% Completed | 2/10 [00:02]")
+    progress = [e for e in update.events if isinstance(e, StageProgressed)]
+    assert [(p.rank, p.done, p.total) for p in progress] == [("TP0", 1, 10)]
+    assert log.snapshot.rank("TP0") is not None
+    final = log.finish()
+    assert [(e.done, e.total) for e in final.events if isinstance(e, StageProgressed)] == [(2, 10)]
+    assert final.snapshot.lines == 2
+
+
+def test_an_endless_line_is_bounded_and_says_how_much_was_cut() -> None:
+    log = LogEngine(clock=fixed_clock, keep_lines=True)
+    for _ in range(20):
+        log.feed(b"x" * 65536)
+    text = log.feed(b"\n").lines[0].text
+    head = text.split(" [")[0]
+    assert text.endswith(f"[… {20 * 65536 - len(head)} bytes cut]")
+    assert len(text) <= MAX_LINE_CHARS
+    assert len(log._partial) == 0
+
+
+def test_a_tqdm_line_that_never_ends_keeps_bounded_memory() -> None:
+    log = LogEngine(clock=fixed_clock)
+    log.feed(sglang_lines("Load weight begin. avail mem=1 GB").encode())
+    bar = "\rLoading safetensors checkpoint shards: {0:3d}% Completed | {0}/100 [00:01]"
+    for done in range(100):
+        for _ in range(50):
+            log.feed(bar.format(done).encode())
+    assert len(log._partial) < 200
+    state = log.snapshot.rank("TP0")
+    assert state is not None
+    assert state.progress is not None
+    assert state.progress.done == 99
+
+
+def test_mark_new_run_starts_over_and_counts_runs() -> None:
+    log = LogEngine(clock=fixed_clock)
+    log.feed(sglang_lines("Init parallel begin.", "Load weight begin. avail mem=1 GB").encode())
+    update = log.mark_new_run("file replaced")
+    assert update.snapshot.runs_before == 1
+    assert update.snapshot.ranks == ()
+    assert update.snapshot.lines == 2
+
+
+def test_keep_lines_gives_attributed_sanitized_lines() -> None:
+    log = LogEngine(clock=fixed_clock, keep_lines=True)
+    text = sglang_lines("Init parallel begin.") + "\x1b[31mplain ERROR noise\x1b[0m\n"
+    lines = log.feed(text.encode()).lines
+    assert [(line.rank, line.problem) for line in lines] == [("TP0", False), (None, True)]
+    assert lines[1].text == "plain ERROR noise"
+
+
+def test_engine_is_reported_once_detected() -> None:
+    snapshot, events = run_text(sglang_lines("Init parallel begin."))
+    detected = [e for e in events if isinstance(e, EngineDetected)]
+    assert [e.engine for e in detected] == ["sglang"]
+    assert snapshot.server.engine == "sglang"
+    entered = [e for e in events if isinstance(e, StageEntered)]
+    assert entered[-1].stage is Stage.DISTRIBUTED_INIT

@@ -1,0 +1,295 @@
+"""The line grammars: envelopes, wrappers, milestone wordings of every version, detection."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui.engine.grammar import LineGrammar
+from tui.engine.grammar.args import sglang_args, vllm_args
+from tui.engine.grammar.common import failure_hit, parse_bar
+from tui.engine.grammar.hits import (
+    DecodeHit,
+    FailureHit,
+    Hit,
+    Marker,
+    ProgressHit,
+    RequestHit,
+    SpecHit,
+    StageHit,
+)
+from tui.engine.grammar.wrappers import unwrap
+from tui.engine.stages import FailureKind, Stage
+
+
+def parse(line: str, engine: str = "auto") -> tuple[str | None, tuple[Hit, ...]]:
+    parsed = LineGrammar(engine).parse(line)[-1]
+    return parsed.rank, parsed.hits
+
+
+def stage_of(line: str) -> Stage | None:
+    return next((h.stage for h in parse(line)[1] if isinstance(h, StageHit)), None)
+
+
+@pytest.mark.parametrize(
+    ("line", "rank"),
+    [
+        ("[2025-11-29 14:35:01 TP3] Load weight begin. avail mem=75.12 GB", "TP3"),
+        ("[2025-11-29 14:35:01.123 TP3] Load weight begin. avail mem=75.12 GB", "TP3"),
+        ("[2025-11-29 14:35:01 DP3 TP3 EP3] Load weight begin. avail mem=1 GB", "DP3 TP3 EP3"),
+        ("[2025-11-29 14:35:01 TP3 EP3 DP3] Load weight begin. avail mem=1 GB", "TP3 EP3 DP3"),
+        ("[2025-11-29 14:35:01 DP0 PP1 ATTN_CP0 MOE_DP0 TP3 EP3] Init parallel begin.",
+         "DP0 PP1 ATTN_CP0 MOE_DP0 TP3 EP3"),
+        ("[2025-11-29 14:35:01] Load weight begin. avail mem=75.12 GB", "main"),
+        ("(SchedulerActor pid=12, ip=10.0.0.1) [2025-11-29 14:35:01 TP1] Init parallel begin.",
+         "TP1"),
+        ("sglang-1  | [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
+        ("2025-11-29T14:35:01.5Z [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
+        ("(Worker_TP3 pid=99) INFO 03-08 08:22:31 [parallel_state.py:1] world_size=4 rank=3 "
+         "local_rank=3 distributed_init_method=tcp://x backend=nccl", "Worker_TP3"),
+        ("(VllmWorker rank=2 pid=5) INFO 08-13 17:18:34 [loader.py:1] Starting to load model m...",
+         "VllmWorker rank=2"),
+        ("INFO 08-13 17:18:34 [gpu_model_runner.py:1] Starting to load model m...", "main"),
+    ],
+)  # fmt: skip
+def test_envelopes_give_the_rank_as_printed(line: str, rank: str) -> None:
+    got_rank, hits = parse(line)
+    assert got_rank == rank
+    assert any(isinstance(hit, StageHit) for hit in hits)
+
+
+@pytest.mark.parametrize(
+    ("message", "stage"),
+    [
+        ("Init torch distributed begin.", Stage.DISTRIBUTED_INIT),
+        ("Init parallel begin.", Stage.DISTRIBUTED_INIT),
+        ("Multimodal attention backend not set. Use triton_attn.", Stage.MODEL_CONFIG),
+        ("Using triton_attn as multimodal attention backend.", Stage.MODEL_CONFIG),
+        ("Load weight begin. avail mem=78.52 GB", Stage.WEIGHT_LOADING),
+        ("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.10 GB, "
+         "mem usage=15.42 GB.", Stage.KV_CACHE),
+        ("Load weight end. elapsed=41.37 s, type=Qwen3ForCausalLM, quant=fp8, fmt=e4m3, "
+         "avail mem=63.10 GB, mem usage=15.42 GB.", Stage.KV_CACHE),
+        ("KV Cache is allocated. #tokens: 1187654, K size: 27.18 GB, V size: 27.18 GB",
+         Stage.KV_CACHE),
+        ("KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1187654, K size: 27.18 GB, "
+         "V size: 27.18 GB", Stage.KV_CACHE),
+        ("SWA KV Cache is allocated. dtype: torch.bfloat16, #tokens: 5, KV size: 1.00 GB",
+         Stage.KV_CACHE),
+        ("Capture cuda graph begin. This can take up to several minutes. avail mem=9.02 GB",
+         Stage.CUDA_GRAPH),
+        ("Capture npu graph begin. This can take up to several minutes. avail mem=9.02 GB",
+         Stage.CUDA_GRAPH),
+        ("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, "
+         "avail mem=9.02 GB", Stage.CUDA_GRAPH),
+        ("Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, "
+         "avail mem=9.02 GB", Stage.CUDA_GRAPH),
+        ("INFO:     Started server process [12345]", Stage.WARMUP),
+        ("INFO:     Application startup complete.", Stage.WARMUP),
+        ("INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
+         Stage.WARMUP),
+        ("WARNING server_args.py:1780: Load weight begin. avail mem=1 GB", Stage.WEIGHT_LOADING),
+    ],
+)  # fmt: skip
+def test_sglang_milestones_of_every_version(message: str, stage: Stage) -> None:
+    assert stage_of(f"[2025-11-29 14:35:01 TP0] {message}") is stage
+
+
+def test_draft_wording_is_recognised_from_the_text() -> None:
+    for message in (
+        "Capture draft cuda graph begin. This can take up to several minutes. avail mem=6 GB",
+        "Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1], "
+        "avail mem=6.10 GB",
+        "Capture draft extend cuda graph begin (step 1). This can take up to several minutes.",
+    ):
+        hits = parse(f"[2025-11-29 14:35:01 TP0] {message}")[1]
+        assert any(isinstance(h, StageHit) and h.draft for h in hits), message
+    end = "Load weight end. type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=1 GB"
+    hits = parse(f"[2025-11-29 14:35:01] {end}")[1]
+    assert any(isinstance(h, StageHit) and h.draft for h in hits)
+
+
+def test_ready_lines_and_uvicorn_semantics_differ_by_engine() -> None:
+    ready = "[2025-11-29 14:41:09] The server is fired up and ready to roll!"
+    assert Marker.READY in parse(ready)[1]
+    assert Marker.READY in parse("[2025-12-25 13:14:34] INFO:     The server is fired up and "
+                                 "ready to roll!")[1]  # fmt: skip
+    assert Marker.READY in parse("(APIServer pid=1) INFO:     Application startup complete.")[1]
+    assert Marker.READY in parse("INFO:     Application startup complete.", "vllm")[1]
+    assert Marker.READY not in parse("INFO:     Application startup complete.", "sglang")[1]
+
+
+def test_decode_lines_of_both_engines() -> None:
+    sglang = (
+        "[2026-01-07 07:33:18 TP0] Decode batch, #running-req: 1, #token: 18304, token usage: "
+        "0.01, accept len: 4.25, accept rate: 0.85, npu graph: True, gen throughput (token/s): "
+        "182.84, #queue-req: 0, "
+    )
+    assert DecodeHit(182.84, 4.25, 0.85, 1, 0) in parse(sglang)[1]
+    old = (
+        "[2025-01-01 00:00:00 TP0] Decode batch. #running-req: 3, #token: 10, token usage: "
+        "0.00, cuda graph: True, gen throughput (token/s): 55.10, #queue-req: 2, "
+    )
+    assert DecodeHit(55.10, None, None, 3, 2) in parse(old)[1]
+    vllm = (
+        "(APIServer pid=5) INFO 08-21 10:29:59 [loggers.py:273] Engine 000: Avg prompt "
+        "throughput: 4.8 tokens/s, Avg generation throughput: 5.6 tokens/s, Running: 1 reqs, "
+        "Waiting: 0 reqs, GPU KV cache usage: 0.8%, Prefix cache hit rate: 0.0%"
+    )
+    assert DecodeHit(5.6, None, None, 1, 0) in parse(vllm)[1]
+    spec = (
+        "(APIServer pid=5) INFO 08-21 10:29:59 [metrics.py:120] SpecDecoding metrics: Mean "
+        "acceptance length: 2.67, Accepted throughput: 3.44 tokens/s, Drafted throughput: 6.18 "
+        "tokens/s, Accepted: 97 tokens, Drafted: 174 tokens, Per-position acceptance rate: "
+        "0.7, 0.5, Avg Draft acceptance rate: 55.7%"
+    )
+    hit = next(h for h in parse(spec)[1] if isinstance(h, SpecHit))
+    assert hit.accept_len == 2.67
+    assert hit.accept_rate == pytest.approx(0.557)
+
+
+def test_access_lines() -> None:
+    line = '[2025-11-29 14:41:07] INFO:     127.0.0.1:53422 - "POST /generate HTTP/1.1" 200 OK'
+    assert parse(line)[1] == (RequestHit("POST", "/generate", 200),)
+
+
+@pytest.mark.parametrize(
+    ("text", "stage", "done", "total"),
+    [
+        ("Loading safetensors checkpoint shards:  45% Completed | 9/20 [00:10<00:12,  1.10s/it]",
+         Stage.WEIGHT_LOADING, 9, 20),
+        ("Multi-thread loading shards: 100% Completed | 1/1 [00:04<00:00,  4.12s/it]",
+         Stage.WEIGHT_LOADING, 1, 1),
+        ("Capturing batches (bs=1 avail_mem=8.30 GB): 100%|██████████| 36/36 [00:21<00:00]",
+         Stage.CUDA_GRAPH, 36, 36),
+        ("Capturing CUDA graphs (decode, FULL):   6%|▌         | 2/35 [00:00<00:20]",
+         Stage.CUDA_GRAPH, 2, 35),
+    ],
+)  # fmt: skip
+def test_progress_bars(text: str, stage: Stage, done: int, total: int) -> None:
+    bar = parse_bar(text)
+    assert bar is not None
+    assert (bar.stage, bar.done, bar.total) == (stage, done, total)
+    assert parse_bar("  0%|          | 0/3 [00:00<?, ?it/s]") is None
+
+
+def test_a_bar_glued_to_a_log_line_gives_both() -> None:
+    line = (
+        "Multi-thread loading shards:   0% Completed | 0/1 [00:00<?, ?it/s][2026-05-25 17:26:25 "
+        "TP1] Scheduler hit an exception: Traceback (most recent call last):"
+    )
+    bar, crash = LineGrammar().parse(line)
+    assert any(isinstance(h, ProgressHit) for h in bar.hits)
+    assert crash.rank == "TP1"
+    assert FailureHit(None, True) in crash.hits
+
+
+def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
+    grammar = LineGrammar()
+    grammar.parse("[2026-05-25 17:26:25 TP1] Scheduler hit an exception: Traceback (most recent "
+                  "call last):")  # fmt: skip
+    assert grammar.parse('  File "x.py", line 1, in f')[0].rank == "TP1"
+    assert grammar.parse("RuntimeError: boom")[0].rank == "TP1"
+    assert grammar.parse("pip noise")[0].rank is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "hard"),
+    [
+        ("Scheduler hit an exception: Traceback (most recent call last):", None, True),
+        ("Received sigquit from a child process. It usually means the child failed.", None, True),
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+         "total capacity of 79.19 GiB of which 1.12 GiB is free", FailureKind.OOM, False),
+        ("  what():  NPU out of memory. Tried to allocate 4.00 GiB", FailureKind.OOM, False),
+        ("RuntimeError: NCCL error: unhandled system error", FailureKind.NCCL, False),
+        ("[rank3]:[E ProcessGroupNCCL.cpp:616] Watchdog caught collective operation timeout: "
+         "WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out",
+         FailureKind.NCCL, True),
+        ("Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)",
+         FailureKind.HANG, True),
+        ("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): "
+         "address already in use", FailureKind.PORT_IN_USE, True),
+        ("RuntimeError: Cannot find any model weights with `/models/x`",
+         FailureKind.WEIGHTS_MISSING, False),
+        ("OSError: /m does not appear to have a file named config.json.",
+         FailureKind.WEIGHTS_MISSING, False),
+        ("Exception: Capture cuda graph failed: invalid argument", FailureKind.CUDA_GRAPH, False),
+        ("RuntimeError: Rank 3 scheduler died during initialization (exit code: -9). If exit code "
+         "is -9 (SIGKILL), a common cause is the OS OOM killer.", FailureKind.KILLED, True),
+        ("No available shared memory broadcast block found in 60 seconds.",
+         FailureKind.HANG, False),
+        ("Killed", FailureKind.KILLED, True),
+        ("EngineCore failed to start.", None, True),
+    ],
+)  # fmt: skip
+def test_failure_signatures(text: str, kind: FailureKind | None, hard: bool) -> None:
+    hit = failure_hit(text)
+    assert hit is not None
+    assert (hit.kind, hit.hard) == (kind, hard)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Failed to load generation config for /m: /m does not appear to have a file named "
+        "generation_config.json. Proceeding without generation config.",
+        "Cannot use FA version 2 is not supported due to FA2 is only supported on devices with "
+        "compute capability >= 8",
+        "[rank0]:[W308 ProcessGroupNCCL.cpp:1524] Warning: WARNING: destroy_process_group() was "
+        "not called before program exit",
+        "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.5 -> 1.0",
+    ],
+)
+def test_harmless_noise_is_not_a_failure(text: str) -> None:
+    assert failure_hit(text) is None
+
+
+def test_detection_needs_a_line_only_one_engine_prints() -> None:
+    grammar = LineGrammar()
+    grammar.parse("[2026-03-01 17:32:58] INFO core.py:517: start build [module_aiter_enum]")
+    assert grammar.engine == "unknown"
+    grammar.parse("INFO 03-01 17:32:50 [utils.py:253] non-default args: {'model': 'm'}")
+    assert (grammar.engine, grammar.detected) == ("vllm", True)
+    sglang = LineGrammar()
+    sglang.parse("[2026-01-01 00:00:00 TP0] Init parallel begin.")
+    assert sglang.engine == "sglang"
+    forced = LineGrammar("vllm")
+    forced.parse("[2026-01-01 00:00:00 TP0] Init parallel begin.")
+    assert (forced.engine, forced.detected) == ("vllm", False)
+
+
+def test_server_args_of_both_engines() -> None:
+    old = sglang_args("server_args=ServerArgs(model_path='/m/q', tp_size=8, dp_size=1, "
+                      "speculative_algorithm='EAGLE3', speculative_draft_model_path='/m/d', "
+                      "port=30000, nnodes=1)")  # fmt: skip
+    assert (old.model, old.tp_size, old.drafter, old.port) == ("/m/q", 8, "/m/d", 30000)
+    new = sglang_args("server_args={'model_path': 'Qwen/Qwen3-8B', 'tp_size': 4, 'port': 1}")
+    assert (new.model, new.tp_size, new.port) == ("Qwen/Qwen3-8B", 4, 1)
+    vllm = vllm_args("non-default args: {'model': 'm', 'tensor_parallel_size': 2, "
+                     "'served_model_name': ['x'], 'speculative_config': {'method': 'eagle3', "
+                     "'model': 'd'}}")  # fmt: skip
+    assert (vllm.model, vllm.tp_size, vllm.served_model_name) == ("m", 2, "x")
+    assert (vllm.drafter, vllm.speculative_algorithm) == ("d", "eagle3")
+
+
+def test_wrappers_are_stripped() -> None:
+    assert unwrap("vllm-1  | INFO 08-13 17:18:34 [x.py:1] hi") == (
+        "vllm-1  | ",
+        "INFO 08-13 17:18:34 [x.py:1] hi",
+    )
+    assert unwrap("[pod/sglang-0/main] [2025-01-01 00:00:00] x")[1] == "[2025-01-01 00:00:00] x"
+    assert unwrap("Mar 08 08:22:22 gpu1 python[1234]: hello")[1] == "hello"
+    assert unwrap("Loading safetensors checkpoint shards: 1% Completed | 1/2")[0] == ""
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=200))
+def test_any_line_parses_without_raising(line: str) -> None:
+    for engine in ("auto", "sglang", "vllm"):
+        assert LineGrammar(engine).parse(line)
+
+
+@given(st.sampled_from(["[", "(", "INFO ", "[2025-01-01 00:00:00", "(A pid=1) "]), st.text())
+def test_envelope_like_prefixes_never_raise(prefix: str, rest: str) -> None:
+    LineGrammar().parse(prefix + rest)

@@ -1,0 +1,65 @@
+"""Decode statistics of one run, in bounded rings.
+
+A long-running server prints a decode line every few seconds for days; only counts and the
+most recent ``RING`` samples are kept. The scanner appends to the rings directly on its fast
+path, so they are plain deques that are cleared (never replaced) when a new run starts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from tui.engine.grammar.hits import DecodeHit, SpecHit
+from tui.engine.snapshot import DecodeSummary
+
+RING = 512
+
+
+class DecodeTracker:
+    """Counts decode lines and keeps their latest figures."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.gen_throughput: deque[float] = deque(maxlen=RING)
+        self.accept_len: deque[float] = deque(maxlen=RING)
+        self.accept_rate: deque[float] = deque(maxlen=RING)
+        self.version = 0
+        self._key = (0, 0)
+        self._summary = DecodeSummary()
+
+    def reset(self) -> None:
+        self.lines = 0
+        self.gen_throughput.clear()
+        self.accept_len.clear()
+        self.accept_rate.clear()
+        self.version += 1
+
+    def add(self, hit: DecodeHit) -> None:
+        self.lines += 1
+        if hit.gen_throughput is not None:
+            self.gen_throughput.append(hit.gen_throughput)
+        self.add_spec(SpecHit(hit.accept_len, hit.accept_rate))
+
+    def add_spec(self, hit: SpecHit) -> None:
+        if hit.accept_len is not None:
+            self.accept_len.append(hit.accept_len)
+        if hit.accept_rate is not None:
+            self.accept_rate.append(hit.accept_rate)
+        self.version += 1
+
+    def summary(self) -> DecodeSummary:
+        """The summary, rebuilt only when something was added since the last call.
+
+        Decode lines bump ``lines`` (also on the scanner's fast path); other additions bump
+        ``version``.
+        """
+        key = (self.lines, self.version)
+        if key != self._key:
+            self._key = key
+            self._summary = DecodeSummary(
+                self.lines,
+                tuple(self.gen_throughput),
+                tuple(self.accept_len),
+                tuple(self.accept_rate),
+            )
+        return self._summary

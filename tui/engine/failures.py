@@ -1,0 +1,137 @@
+"""Deciding which failure, if any, explains a run.
+
+A failure shows up as an *episode*: a traceback head or a fatal marker, the frames, the
+exception line, and often a second marker from the parent (``Received sigquit``). Signals are
+weighed like this:
+
+- a *hard* marker (a scheduler exception, SIGQUIT, a watchdog, ``EngineCore failed to start``)
+  means the run is failing;
+- a *soft* sign (a bare traceback, an OOM message, a shared-memory wait) is a failure only if
+  the run shows no progress afterwards: a later milestone or the ready line retracts it;
+- after a clean shutdown nothing counts (tracebacks at exit are noise);
+- the kind is the first cause named in the episode (``CUDA out of memory`` makes it ``oom``),
+  else the marker's own kind, else ``traceback_other``.
+
+The first hard episode wins; memory is bounded (a few excerpt lines per episode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tui.engine.grammar.common import is_exception_line
+from tui.engine.grammar.hits import FailureHit
+from tui.engine.snapshot import Failure
+from tui.engine.stages import FailureKind, Stage
+
+EXCERPT_LINES = 8
+EXCERPT_CHARS = 400
+MERGE_WINDOW = 60
+"""A hard marker within this many lines of a soft sign belongs to the same episode."""
+SETTLE_WINDOW = 200
+"""After a hard marker, look this many lines further for the cause before settling."""
+
+
+@dataclass(slots=True)
+class _Episode:
+    line: int
+    rank: str | None
+    stage: Stage | None
+    kind: FailureKind | None
+    hard: bool
+    last: int
+    hard_line: int = 0
+    excerpt: list[str] = field(default_factory=list)
+    closed: bool = False
+
+    def add(self, text: str) -> None:
+        text = text.strip()
+        if len(text) > EXCERPT_CHARS:
+            text = text[:EXCERPT_CHARS] + " …"
+        if text and text not in self.excerpt and len(self.excerpt) < EXCERPT_LINES:
+            self.excerpt.append(text)
+
+
+class FailureTracker:
+    """Follows failure episodes in one run."""
+
+    def __init__(self) -> None:
+        self._episode: _Episode | None = None
+        self._settled = False
+        self.stopped = False
+
+    @property
+    def open(self) -> bool:
+        """True while lines may still add to the current episode."""
+        return self._episode is not None and not self._settled
+
+    def observe(
+        self, line: int, rank: str | None, text: str, hit: FailureHit, stage: Stage | None
+    ) -> Failure | None:
+        """Take a failure sign; returns the failure once it is settled (at most once)."""
+        if self.stopped or self._settled:
+            return None
+        episode = self._episode
+        stale = episode is not None and not episode.hard and line - episode.last > MERGE_WINDOW
+        if episode is None or stale:
+            episode = _Episode(line, rank, stage, hit.kind, hit.hard, line)
+            self._episode = episode
+        elif episode.kind is None and hit.kind is not None:
+            episode.kind = hit.kind
+        if hit.hard and not episode.hard:
+            episode.hard, episode.hard_line = True, line
+            if rank is not None and (episode.rank is None or rank != "main"):
+                episode.rank = rank
+        elif hit.hard and episode.hard_line == 0:
+            episode.hard_line = line
+        episode.last = line
+        episode.add(text)
+        if is_exception_line(text):
+            episode.closed = True
+        return self._settle_if_ready(line)
+
+    def follow(self, line: int, text: str) -> Failure | None:
+        """A line with no failure sign of its own, seen while an episode is open."""
+        episode = self._episode
+        if episode is None or self._settled:
+            return None
+        if is_exception_line(text):
+            episode.last = line
+            episode.add(text)
+            episode.closed = True
+        return self._settle_if_ready(line)
+
+    def _settle_if_ready(self, line: int) -> Failure | None:
+        """A hard episode settles once its cause is named, its traceback ended, or time ran out."""
+        episode = self._episode
+        if episode is None or not episode.hard:
+            return None
+        if episode.kind is None and not episode.closed and line - episode.hard_line < SETTLE_WINDOW:
+            return None
+        self._settled = True
+        return self.current(ready=False)
+
+    def progressed(self) -> None:
+        """The run moved on: a soft sign was survived."""
+        if self._episode is not None and not self._episode.hard:
+            self._episode = None
+
+    def stop(self) -> None:
+        """A clean shutdown: later tracebacks are noise."""
+        self.stopped = True
+        self.progressed()
+
+    def settle(self) -> Failure | None:
+        """End of stream: an open hard episode is final (returns it if not reported yet)."""
+        if self._settled or self._episode is None or not self._episode.hard:
+            return None
+        self._settled = True
+        return self.current(ready=False)
+
+    def current(self, ready: bool) -> Failure | None:
+        """The failure that explains the run so far, if any."""
+        episode = self._episode
+        if episode is None or (ready and not episode.hard):
+            return None
+        kind = episode.kind or FailureKind.TRACEBACK_OTHER
+        return Failure(kind, episode.rank, episode.line, "\n".join(episode.excerpt), episode.stage)

@@ -1,0 +1,138 @@
+"""Line grammars for SGLang and vLLM, with the engine auto-detected from the first lines.
+
+One ``LineGrammar`` reads both envelopes, because real logs mix them (a vLLM log on ROCm also
+holds lines in SGLang's format from the aiter kernels). The engine is decided by the first line
+that could only come from one of them, and it only matters for lines that carry no envelope.
+
+``parse`` handles any sanitized line and never raises. The engine's scanner has a faster path
+for the few SGLang line shapes that dominate long logs and calls ``parse`` for everything else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tui.engine.grammar import sglang, vllm
+from tui.engine.grammar.common import bar_hits, failure_hit, is_exception_line, parse_bar
+from tui.engine.grammar.hits import Hit, Parsed, VersionHit
+from tui.engine.grammar.wrappers import unwrap
+
+MAIN = sglang.MAIN
+ENGINES = ("sglang", "vllm")
+_VLLM_PROCS = re.compile(r"(?:APIServer|EngineCore|Worker|VllmWorker|LLMEngine|RayWorker)\b")
+_TRACEBACK = "Traceback (most recent call last)"
+
+
+class LineGrammar:
+    """Parses sanitized lines; remembers only what continuation lines need."""
+
+    def __init__(self, engine: str = "auto") -> None:
+        self.forced = engine in ENGINES
+        self.engine = engine if self.forced else "unknown"
+        self.detected = False
+        """Set when a line decided the engine; the caller clears it after reporting."""
+        self.wrapper = ""
+        """The last wrapper prefix seen, so that the caller can strip it cheaply."""
+        self._traceback_rank: str | None = None
+
+    def parse(self, line: str) -> list[Parsed]:
+        """Every reading of ``line``: usually one, two when a bar and a log line were glued."""
+        if line[:1] == "[":
+            parsed = self._sglang(line)
+            if parsed is not None:
+                return [parsed]
+        elif line[:1] == "(":
+            return [self._prefixed(line)]
+        envelope = vllm.ENVELOPE.match(line)
+        if envelope is not None:
+            return [self._vllm(MAIN, envelope["ts"], line[envelope.end() :])]
+        prefix, rest = unwrap(line)
+        if prefix:
+            self.wrapper = prefix
+            return self.parse(rest) if rest else [Parsed(None, None, rest, ())]
+        return self._bare(line)
+
+    def _detect(self, engine: str) -> None:
+        if self.engine == "unknown" and not self.forced:
+            self.engine = engine
+            self.detected = True
+
+    def _sglang(self, line: str) -> Parsed | None:
+        match = sglang.ENVELOPE.match(line)
+        if match is None:
+            return None
+        rank = sglang.tag_of(line[match.start("ts") + 19 : match.end("tags")]) or MAIN
+        msg = line[match.end() :]
+        hits = sglang.message_hits(msg)
+        if rank != MAIN or hits:
+            self._detect("sglang")
+        return Parsed(rank, match["ts"], msg, self._with_failure(rank, msg, hits), "sglang")
+
+    def _prefixed(self, line: str) -> Parsed:
+        prefix = vllm.PREFIX.match(line)
+        if prefix is None:
+            sglang_line = self._sglang(line)
+            return sglang_line or self._bare(line)[0]
+        rest = line[prefix.end() :]
+        if rest[:1] == "[":
+            sglang_line = self._sglang(rest)
+            if sglang_line is not None:
+                return sglang_line
+        rank = vllm.rank_of(prefix["proc"], prefix["pid"])
+        if _VLLM_PROCS.match(rank):
+            self._detect("vllm")
+        envelope = vllm.ENVELOPE.match(rest)
+        if envelope is None:
+            bar = parse_bar(rest)
+            if bar is not None:
+                return Parsed(rank, None, rest, bar_hits(bar), "vllm")
+            return self._vllm(rank, None, rest)
+        return self._vllm(rank, envelope["ts"], rest[envelope.end() :])
+
+    def _vllm(self, rank: str, ts: str | None, msg: str) -> Parsed:
+        self._detect("vllm")
+        hits = vllm.message_hits(msg)
+        return Parsed(rank, ts, msg, self._with_failure(rank, msg, hits, False), "vllm")
+
+    def _bare(self, line: str) -> list[Parsed]:
+        """A line without an envelope: a bar, a traceback line, uvicorn, or noise."""
+        embedded = sglang.EMBEDDED.search(line)
+        if embedded is not None and embedded.start() > 0:
+            glued = self._sglang(line[embedded.start() :])
+            if glued is not None:
+                return [*self._bare(line[: embedded.start()]), glued]
+        bar = parse_bar(line)
+        if bar is not None:
+            return [Parsed(None, None, line, self._with_failure(None, line, bar_hits(bar)))]
+        rank = self._traceback_rank
+        if rank is not None and (not line or is_exception_line(line)):
+            self._traceback_rank = None
+        hits = self._bare_hits(line)
+        return [Parsed(rank, None, line, self._with_failure(rank, line, hits))]
+
+    def _bare_hits(self, line: str) -> tuple[Hit, ...]:
+        if line[:5] not in ("INFO:", "WARNI", "ERROR", "DEBUG"):
+            return ()
+        if self.engine == "sglang":
+            return sglang.message_hits(line)
+        return vllm.message_hits(line)
+
+    def _with_failure(
+        self, rank: str | None, msg: str, hits: tuple[Hit, ...], continued: bool = True
+    ) -> tuple[Hit, ...]:
+        """Add the failure signature of ``msg``, if any.
+
+        A traceback that starts on an SGLang line (or a bare one) continues on bare lines,
+        which belong to the same rank until the exception line; vLLM prefixes every line.
+        """
+        failure = failure_hit(msg)
+        if failure is None:
+            return hits
+        if _TRACEBACK in msg and continued:
+            self._traceback_rank = rank
+        return (*hits, failure)
+
+
+def version_of(hits: tuple[Hit, ...]) -> VersionHit | None:
+    """The version hit among ``hits``, if any."""
+    return next((hit for hit in hits if isinstance(hit, VersionHit)), None)

@@ -1,0 +1,247 @@
+"""Patterns both engines share: progress bars, uvicorn lines, failures, timestamps.
+
+Rules are written from the engines' format strings and from what the messages mean (see the
+project's engine reference), not from particular log files.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from tui.engine.grammar.hits import (
+    FailureHit,
+    Hit,
+    Marker,
+    ProgressHit,
+    RequestHit,
+    StageHit,
+    StopHit,
+)
+from tui.engine.stages import FailureKind, Stage
+
+# ---------------------------------------------------------------------------- progress bars
+
+# SGLang's bar format ``desc: 45% Completed | 9/20 [..]`` and tqdm's default
+# ``desc: 45%|████      | 9/20 [..]``; the description may be missing.
+_TQDM = re.compile(
+    r"\s*(?:(?P<desc>[^\r\n]*?):\s*)?(?P<pct>\d{1,3})%(?: Completed \||\|[^|]*\|)\s*"
+    r"(?P<done>\d+)/(?P<total>\d+)"
+)
+_WEIGHT_BARS = ("checkpoint shards", "loading shards", "Loading safetensors", "Loading pt ")
+_GRAPH_BARS = ("Capturing batches", "Capturing prefill shape", "Capturing CUDA graph")
+
+
+def parse_bar(text: str) -> ProgressHit | None:
+    """A progress bar of a known start-up step, or None."""
+    match = _TQDM.match(text)
+    if match is None:
+        return None
+    desc = match["desc"] or ""
+    if any(word in desc for word in _WEIGHT_BARS):
+        stage = Stage.WEIGHT_LOADING
+    elif any(word in desc for word in _GRAPH_BARS):
+        stage = Stage.CUDA_GRAPH
+    else:
+        return None
+    return ProgressHit(stage, int(match["done"]), int(match["total"]), desc.strip())
+
+
+def bar_hits(bar: ProgressHit) -> tuple[Hit, ...]:
+    """A bar is evidence that its step has begun even when no begin line was logged."""
+    return (StageHit(bar.stage, "bar:" + bar.stage.value), bar)
+
+
+# ---------------------------------------------------------------------------- uvicorn lines
+
+_ACCESS = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+\S+ - \"(?P<method>[A-Z]+) (?P<path>\S+) "
+    r"HTTP/[\d.]+\" (?P<status>\d{3})"
+)
+_LIFECYCLE = re.compile(
+    r"INFO:\s+(?:Started server process|Waiting for application startup|"
+    r"Application startup complete|Uvicorn running on|Started parent process)"
+)
+_SHUTDOWN = re.compile(
+    r"INFO:\s+(?P<what>Shutting down|Waiting for application shutdown|"
+    r"Application shutdown complete|Finished server process)"
+)
+GENERATION_PATHS = (
+    "/generate",
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/embeddings",
+    "/v1/responses",
+    "/v1/messages",
+    "/v1/rerank",
+    "/v1/score",
+    "/encode",
+    "/classify",
+    "/pooling",
+    "/invocations",
+)
+
+
+def parse_access(msg: str) -> RequestHit | None:
+    """An HTTP access line (``INFO:     127.0.0.1:5 - "GET /health HTTP/1.1" 200 OK``)."""
+    match = _ACCESS.match(msg)
+    if match is None:
+        return None
+    return RequestHit(match["method"], match["path"], int(match["status"]))
+
+
+def is_generation(request: RequestHit) -> bool:
+    """True for a request that makes the server generate (or embed) for a client."""
+    return request.method == "POST" and request.path.startswith(GENERATION_PATHS)
+
+
+def uvicorn_hits(msg: str, ready_on_startup: bool) -> tuple[Hit, ...] | None:
+    """uvicorn's lifecycle lines. For vLLM ``Application startup complete.`` means ready."""
+    if _LIFECYCLE.match(msg):
+        if ready_on_startup and "Application startup complete" in msg:
+            return (Marker.READY,)
+        return (StageHit(Stage.WARMUP, "http"),)
+    stop = _SHUTDOWN.match(msg)
+    if stop is not None:
+        return (StopHit(stop["what"]),)
+    return None
+
+
+# ---------------------------------------------------------------------------- failures
+
+# The process is going down: these end a start.
+_HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
+    (re.compile(pattern), kind)
+    for pattern, kind in (
+        (r"scheduler died during initialization \(exit code: -9\)", FailureKind.KILLED),
+        (r"[Ww]atchdog timeout|[Ww]atchdog caught collective operation timeout", None),
+        (r"error while attempting to bind on address|[Aa]ddress already in use", None),
+        (r"is not available in \d+ seconds|^Port is already in use", FailureKind.PORT_IN_USE),
+        (r"^Killed$", FailureKind.KILLED),
+        (
+            r"hit an exception|Received sigquit from a child|SIGQUIT received|"
+            r"scheduler died during initialization|Initialization failed\.|"
+            r"crashed with exit code|terminated with -?[1-9]\d*$|"
+            r"terminate called after throwing|Fatal Python error|"
+            r"EngineCore failed to start|[Ee]ngine core initialization failed|"
+            r"WorkerProc (?:failed to start|hit an exception)|"
+            r"EngineCore encountered a fatal error|EngineDeadError|"
+            r"Got fatal signal from worker processes|taking the entire process down",
+            None,
+        ),
+    )
+)
+# Text that names a cause. In priority order: when one line names two, the first wins.
+_CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
+    (re.compile(pattern), kind)
+    for pattern, kind in (
+        (
+            r"OutOfMemoryError|(?:CUDA|HIP|NPU|XPU|MUSA|GPU|[Dd]evice) out of memory|"
+            r"out of memory\. Tried to allocate|Not enough memory\. Please try to increase|"
+            r"not enough GPU memory|No available memory for the cache blocks|"
+            r"runs out of memory|(?:Prefill|Decode) out of memory",
+            FailureKind.OOM,
+        ),
+        (
+            r"NCCL error|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|"
+            r"[Ww]atchdog caught collective operation timeout|HCCL (?:error|timeout)|"
+            r"DistStoreError|TCPStore\b.*[Tt]imed out",
+            FailureKind.NCCL,
+        ),
+        (
+            r"error while attempting to bind on address|[Aa]ddress already in use|"
+            r"port \d+ is in use|is already in use",
+            FailureKind.PORT_IN_USE,
+        ),
+        (
+            r"Cannot find any model weights|is not a valid model identifier|"
+            r"does not appear to have a file named (?!generation_config)|"
+            r"RepositoryNotFoundError|Repository Not Found|LocalEntryNotFoundError|"
+            r"Invalid repository ID or local directory|HFValidationError|"
+            r"No such file or directory: \S*(?:config\.json|\.safetensors|\.bin)|"
+            r"Can't load (?:the )?(?:configuration|config|tokenizer) for",
+            FailureKind.WEIGHTS_MISSING,
+        ),
+        (
+            r"Capture (?:cuda|CUDA|npu|NPU|cpu) graph failed|[Gg]raph capture failed|"
+            r"cudaErrorStreamCapture|operation not permitted when stream is capturing",
+            FailureKind.CUDA_GRAPH,
+        ),
+        (
+            r"[Ww]atchdog timeout|shared memory broadcast block|"
+            r"No available shared memory broadcast",
+            FailureKind.HANG,
+        ),
+        (r"exited with code -9\b|exit code: -9\b|exit status 137\b", FailureKind.KILLED),
+    )
+)
+_ANY = re.compile(
+    "|".join(
+        [pattern.pattern for pattern, _ in _HARD]
+        + [pattern.pattern for pattern, _ in _CAUSES]
+        + [r"Traceback \(most recent call last\)"]
+    )
+)
+_EXCEPTION = re.compile(
+    r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|$)|\s*what\(\):"
+)
+
+
+def failure_hit(msg: str) -> FailureHit | None:
+    """The failure signature in ``msg``, or None. One search when nothing matches."""
+    if _ANY.search(msg) is None:
+        return None
+    cause = next((kind for pattern, kind in _CAUSES if pattern.search(msg)), None)
+    for pattern, kind in _HARD:
+        if pattern.search(msg):
+            return FailureHit(kind or cause, True)
+    if cause is not None:
+        return FailureHit(cause, False, evidence=True)
+    return FailureHit(None, False)
+
+
+def is_exception_line(msg: str) -> bool:
+    """The closing line of a traceback (``RuntimeError: ...``) or a C++ ``what():`` line."""
+    return _EXCEPTION.match(msg) is not None
+
+
+# ---------------------------------------------------------------------------- timestamps
+
+_DAYS: dict[str, float] = {}
+
+
+def _day_seconds(year: int, month: int, day: int, key: str) -> float | None:
+    seconds = _DAYS.get(key)
+    if seconds is None:
+        try:
+            seconds = date(year, month, day).toordinal() * 86400.0
+        except ValueError:
+            return None
+        _DAYS[key] = seconds
+    return seconds
+
+
+def _clock_seconds(text: str) -> float:
+    """``HH:MM:SS`` or ``HH:MM:SS.fff`` as seconds since midnight."""
+    seconds = int(text[0:2]) * 3600 + int(text[3:5]) * 60 + int(text[6:8])
+    if len(text) > 9 and text[8] in ".,":
+        return seconds + float("0." + text[9:])
+    return float(seconds)
+
+
+def full_timestamp(text: str) -> float | None:
+    """``YYYY-MM-DD HH:MM:SS[.fff]`` (naive, read as UTC) as seconds, or None."""
+    try:
+        day = _day_seconds(int(text[0:4]), int(text[5:7]), int(text[8:10]), text[:10])
+        return None if day is None else day + _clock_seconds(text[11:])
+    except ValueError:
+        return None
+
+
+def short_timestamp(text: str) -> float | None:
+    """vLLM's ``MM-DD HH:MM:SS`` (no year) as seconds in a fixed leap year, or None."""
+    try:
+        day = _day_seconds(2000, int(text[0:2]), int(text[3:5]), text[:5])
+        return None if day is None else day + _clock_seconds(text[6:])
+    except ValueError:
+        return None

@@ -1,0 +1,172 @@
+"""SGLang's log grammar: the ``[date time(.ms) TAGS] message`` envelope and its milestones.
+
+The envelope comes from ``configure_logger``: ``[%(asctime)s{.ms}{prefix}] %(message)s`` where
+the prefix is zero or more rank tags (``DP0 PP1 ATTN_CP0 MOE_DP0 TP3 EP3``) in an order that
+changed between versions. No level is printed, so meaning comes from the message text. Every
+wording of a milestone that SGLang has used is accepted (``Init torch distributed begin.`` and
+``Init parallel begin.``; ``Capture cuda graph begin`` and ``Capture target decode CUDA graph
+begin``; ``Load weight end`` with and without ``elapsed=``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tui.engine.grammar.args import sglang_args
+from tui.engine.grammar.common import parse_access, uvicorn_hits
+from tui.engine.grammar.hits import (
+    DecodeHit,
+    Hit,
+    Marker,
+    MemoryHit,
+    StageHit,
+    StopHit,
+)
+from tui.engine.stages import Stage
+
+MAIN = "main"
+
+_TAG = r"[A-Za-z_][\w\[\]]*"
+ENVELOPE = re.compile(
+    r"(?:\((?P<actor>[^()]*?) pid=\d+(?:, ip=[^)]*)?\)\s*)?"
+    r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?)"
+    rf"(?P<tags>(?: {_TAG})*)\] ?"
+)
+EMBEDDED = re.compile(rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{{1,6}})?(?: {_TAG})*\] ")
+_TAIL = re.compile(rf"(?:[.,]\d{{1,6}})?((?: {_TAG})*)")
+# A logging config that adds level and source (``WARNING server_args.py:1780: ...``), or
+# uvicorn's ``INFO:     `` level prefix in front of an ordinary message.
+_LEVEL = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: [\w./-]+:\d+:|:) +")
+_GB = re.compile(r"avail mem=([\d.]+) GB")
+_USED = re.compile(r"mem usage=(-?[\d.]+) GB")
+_DRAFT_CLASS = re.compile(r"type=\w*(?:Eagle|EAGLE|NextN|MTP|Medusa|Draft)\w*")
+
+
+def tag_of(tail: str) -> str | None:
+    """The rank tag from what follows the timestamp (``'.123 DP0 TP3'`` gives ``'DP0 TP3'``).
+
+    ``"main"`` for an untagged line; None when the text is not a valid envelope tail.
+    """
+    match = _TAIL.fullmatch(tail)
+    if match is None:
+        return None
+    return match[1].strip() or MAIN
+
+
+def strip_level(msg: str) -> str:
+    """The message without a logging level/source prefix."""
+    match = _LEVEL.match(msg)
+    return msg if match is None else msg[match.end() :]
+
+
+def _number(text: str, key: str) -> float | None:
+    start = text.find(key)
+    if start < 0:
+        return None
+    start += len(key)
+    end = text.find(",", start)
+    try:
+        return float(text[start:] if end < 0 else text[start:end])
+    except ValueError:
+        return None
+
+
+def decode_hit(msg: str) -> DecodeHit:
+    """The figures of a ``Decode batch`` line (any version)."""
+    running = _number(msg, "#running-req: ")
+    queued = _number(msg, "#queue-req: ")
+    return DecodeHit(
+        _number(msg, "gen throughput (token/s): "),
+        _number(msg, "accept len: "),
+        _number(msg, "accept rate: "),
+        None if running is None else int(running),
+        None if queued is None else int(queued),
+    )
+
+
+def _memory(msg: str) -> MemoryHit:
+    avail = _GB.search(msg)
+    used = _USED.search(msg)
+    return MemoryHit(
+        float(avail[1]) if avail else None, float(used[1]) if used and used[1] != "-" else None
+    )
+
+
+def _load_end(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
+    draft = True if _DRAFT_CLASS.search(msg) else None
+    return (StageHit(Stage.KV_CACHE, "load_end", True, draft), _memory(msg))
+
+
+def _graph_begin(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
+    what = match[1].lower()
+    draft = "draft" in what
+    return (StageHit(Stage.CUDA_GRAPH, "graph:" + what, True, draft, what), _memory(msg))
+
+
+def _kv(_msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
+    label = (match[1] or "").strip()
+    tokens = int(match[2]) if match[2] else None
+    return (StageHit(Stage.KV_CACHE, "kv:" + label, True), MemoryHit(kv_tokens=tokens))
+
+
+def _stage(stage: Stage, key: str, draftable: bool = False) -> Callable[..., tuple[Hit, ...]]:
+    def hits(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
+        return (StageHit(stage, key, draftable), _memory(msg))
+
+    return hits
+
+
+def _launch(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
+    return (Marker.RUN_STARTED, StageHit(Stage.ARGS, "args"), sglang_args(msg))
+
+
+def _fixed(*hits: Hit) -> Callable[..., tuple[Hit, ...]]:
+    return lambda _msg, _match: hits
+
+
+_Rule = tuple[re.Pattern[str], Callable[[str, re.Match[str]], tuple[Hit, ...]]]
+_RULES: tuple[_Rule, ...] = tuple(
+    (re.compile(pattern), handler)
+    for pattern, handler in (
+        (r"server_args=", _launch),
+        (r"Init (?:torch distributed|parallel) begin",
+         _stage(Stage.DISTRIBUTED_INIT, "dist", True)),
+        (r"Load weight begin", _stage(Stage.WEIGHT_LOADING, "load", True)),
+        (r"Load weight end", _load_end),
+        (
+            r"Multimodal attention backend not set|Using \S+ as multimodal attention backend|"
+            r"Attention backend not (?:specified|set|explicitly specified)",
+            _fixed(StageHit(Stage.MODEL_CONFIG, "attention")),
+        ),
+        (r"(?:([\w -]+?) )?KV Cache (?:is allocated|VA upper bound)\.(?:.*?#tokens: (\d+))?", _kv),
+        (r"The available memory for KV cache is", _stage(Stage.KV_CACHE, "kv_avail", True)),
+        (r"Mamba Cache is allocated", _stage(Stage.KV_CACHE, "mamba", True)),
+        (r"Memory pool end|Capture [\w -]+? end\b|Init (?:torch distributed|parallel) ends",
+         lambda msg, _m: (_memory(msg),)),
+        (r"Capture ([\w -]+?) begin\b", _graph_begin),
+        (r"max_total_num_tokens=(\d+)",
+         lambda _msg, m: (MemoryHit(kv_tokens=int(m[1])), Marker.SCHEDULER_READY)),
+        (r"The server is fired up and ready to roll", _fixed(Marker.READY)),
+        (r"Decode batch", lambda msg, _m: (decode_hit(msg),)),
+        (r"SIGTERM received", _fixed(StopHit("SIGTERM received"))),
+        (r"Start of pd disaggregation warmup", _fixed(StageHit(Stage.WARMUP, "pd_warmup"))),
+    )
+)  # fmt: skip
+
+
+def message_hits(msg: str) -> tuple[Hit, ...]:
+    """What an SGLang message (the text after the envelope) means, if anything."""
+    if msg[:4] in ("INFO", "WARN", "ERRO", "DEBU", "CRIT"):
+        request = parse_access(msg)
+        if request is not None:
+            return (request,)
+        lifecycle = uvicorn_hits(msg, ready_on_startup=False)
+        if lifecycle is not None:
+            return lifecycle
+        msg = strip_level(msg)
+    for pattern, handler in _RULES:
+        match = pattern.match(msg)
+        if match is not None:
+            return handler(msg, match)
+    return ()

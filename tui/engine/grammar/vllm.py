@@ -1,0 +1,171 @@
+"""vLLM's log grammar: ``(Proc pid=N) LEVEL MM-DD HH:MM:SS [file.py:N] message``.
+
+The process prefix names the rank (``APIServer``, ``EngineCore_DP0``, ``Worker_TP3``, older
+``VllmWorker rank=3``); old API servers and offline engines print no prefix at all. uvicorn's
+own lines carry the prefix but no level or time. Most milestones are printed by local rank 0
+only, so per-rank stages are coarser than SGLang's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tui.engine.grammar.args import vllm_args
+from tui.engine.grammar.common import parse_access, uvicorn_hits
+from tui.engine.grammar.hits import (
+    DecodeHit,
+    Hit,
+    Marker,
+    MemoryHit,
+    SpecHit,
+    StageHit,
+    StopHit,
+    VersionHit,
+)
+from tui.engine.stages import Stage
+
+PREFIX = re.compile(r"\((?P<proc>[^()]*?) pid=(?P<pid>\d+)\) ?")
+ENVELOPE = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"\[[^\]]*\] ?"
+)
+_VERSION = re.compile(r"vLLM (?:API )?server version (\S+)|[█▄▀].*\bversion (\d\S*)")
+_ENGINE = re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)]+)\)")
+
+
+def rank_of(proc: str, pid: str) -> str:
+    """The rank tag for a process prefix; Ray actors share a name, so their pid is kept."""
+    return f"{proc} pid={pid}" if proc.startswith("Ray") else proc
+
+
+def _number(text: str, key: str) -> float | None:
+    start = text.find(key)
+    if start < 0:
+        return None
+    start += len(key)
+    end = start
+    while end < len(text) and (text[end].isdigit() or text[end] == "."):
+        end += 1
+    try:
+        return float(text[start:end])
+    except ValueError:
+        return None
+
+
+def decode_hit(msg: str) -> DecodeHit:
+    """The periodic stats line (``Engine 000: Avg prompt throughput: ...``)."""
+    running = _number(msg, "Running: ")
+    waiting = _number(msg, "Waiting: ")
+    return DecodeHit(
+        _number(msg, "Avg generation throughput: "),
+        running=None if running is None else int(running),
+        queued=None if waiting is None else int(waiting),
+    )
+
+
+def spec_hit(msg: str) -> SpecHit:
+    """The speculative-decoding line; the mean acceptance length includes the bonus token."""
+    rate = _number(msg, "Avg Draft acceptance rate: ")
+    if rate is not None:
+        rate /= 100.0
+    else:
+        rate = _number(msg, "Draft acceptance rate: ")
+    return SpecHit(_number(msg, "Mean acceptance length: "), rate)
+
+
+def _version(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
+    return (
+        VersionHit("vllm", match[1] or match[2]),
+        Marker.RUN_STARTED,
+        StageHit(Stage.ARGS, "args"),
+    )
+
+
+def _engine(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
+    return (VersionHit("vllm", match[1]), StageHit(Stage.ARGS, "engine"), vllm_args(msg))
+
+
+def _figure(pattern: str) -> Callable[[str], float | None]:
+    compiled = re.compile(pattern)
+
+    def value(msg: str) -> float | None:
+        match = compiled.search(msg)
+        try:
+            return float(match[1].replace(",", "")) if match else None
+        except ValueError:
+            return None
+
+    return value
+
+
+def _loaded(msg: str) -> MemoryHit:
+    return MemoryHit(used_gb=_LOADED(msg))
+
+
+def _kv_memory(msg: str) -> MemoryHit:
+    return MemoryHit(avail_gb=_KV_MEMORY(msg))
+
+
+def _kv_size(msg: str) -> MemoryHit:
+    tokens = _KV_SIZE(msg)
+    return MemoryHit(kv_tokens=None if tokens is None else int(tokens))
+
+
+_LOADED = _figure(r"Model loading took ([\d.]+) GiB")
+_KV_MEMORY = _figure(r"Available KV cache memory: ([\d.]+) GiB")
+_KV_SIZE = _figure(r"KV cache size: ([\d,]+) tokens")
+
+
+def _stage(stage: Stage, key: str, draft: bool | None = None) -> Callable[..., tuple[Hit, ...]]:
+    return lambda _msg, _match: (StageHit(stage, key, False, draft),)
+
+
+_Rule = tuple[re.Pattern[str], Callable[[str, re.Match[str]], tuple[Hit, ...]]]
+_RULES: tuple[_Rule, ...] = tuple(
+    (re.compile(pattern), handler)
+    for pattern, handler in (
+        (r"non-default args: ", lambda msg, _m: (Marker.RUN_STARTED,
+                                                 StageHit(Stage.ARGS, "args"), vllm_args(msg))),
+        (_ENGINE.pattern, _engine),
+        (r"Resolved architecture: |Using max model len ", _stage(Stage.MODEL_CONFIG, "arch")),
+        (r"world_size=\d+ rank=\d+|rank \d+ in world size \d+ is assigned",
+         _stage(Stage.DISTRIBUTED_INIT, "dist")),
+        (r"Starting to load model", _stage(Stage.WEIGHT_LOADING, "load")),
+        (r"Loading drafter model", _stage(Stage.WEIGHT_LOADING, "drafter", True)),
+        (r"Model loading took",
+         lambda msg, _m: (StageHit(Stage.KV_CACHE, "profile"), _loaded(msg))),
+        (r"Dynamo bytecode transform time|torch\.compile (?:takes|took)|Compiling a graph for|"
+         r"Memory profiling takes|Initial profiling/warmup run", _stage(Stage.KV_CACHE, "compile")),
+        (r"Available KV cache memory",
+         lambda msg, _m: (StageHit(Stage.KV_CACHE, "kv"), _kv_memory(msg))),
+        (r"(?:\w+ )*KV cache size: ",
+         lambda msg, _m: (StageHit(Stage.KV_CACHE, "kv"), _kv_size(msg))),
+        (r"Supported_?tasks|Starting vLLM (?:API )?server|Warming up chat template|"
+         r"Chat template warmup|(?:Readonly )?[Mm]ulti-modal warmup|Available routes are",
+         _stage(Stage.WARMUP, "api")),
+        (r"vLLM API server is ready", lambda _msg, _m: (Marker.READY,)),
+        (r"(?:Engine \d+|\d+ Engines Aggregated): Avg prompt throughput|Avg prompt throughput",
+         lambda msg, _m: (decode_hit(msg),)),
+        (r"SpecDecoding metrics: |Speculative metrics: ", lambda msg, _m: (spec_hit(msg),)),
+        (r"Shutting down FastAPI HTTP server",
+         lambda _msg, _m: (StopHit("Shutting down FastAPI HTTP server"),)),
+    )
+)  # fmt: skip
+
+
+def message_hits(msg: str) -> tuple[Hit, ...]:
+    """What a vLLM message (the text after the envelope) means, if anything."""
+    if msg[:5] in ("INFO:", "WARNI", "ERROR", "DEBUG"):
+        request = parse_access(msg)
+        if request is not None:
+            return (request,)
+        lifecycle = uvicorn_hits(msg, ready_on_startup=True)
+        if lifecycle is not None:
+            return lifecycle
+    for pattern, handler in _RULES:
+        match = pattern.match(msg)
+        if match is not None:
+            return handler(msg, match)
+    version = _VERSION.search(msg)
+    return () if version is None else _version(msg, version)

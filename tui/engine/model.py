@@ -1,0 +1,373 @@
+"""The start-up model: ranks, the server's outcome, failures, decode figures and runs.
+
+It consumes what the grammar recognised (``Parsed`` lines) and produces public events and an
+immutable ``Snapshot``. Rules beyond the per-rank stage machine (``tui.engine.ranks``):
+
+- the ready line puts every rank in ``ready``; decode lines or generation requests after it put
+  them in ``serving``;
+- a new run starts when the launch marker (``server_args=``, vLLM's args or banner) appears
+  after the current run already made progress: the model resets and counts the runs before;
+- the outcome is ``failed`` when a failure explains the run (``tui.engine.failures``), else
+  ``ready`` once the ready line was seen, else ``incomplete``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from tui.engine import events as ev
+from tui.engine.decode import DecodeTracker
+from tui.engine.failures import FailureTracker
+from tui.engine.grammar.common import full_timestamp, is_generation, short_timestamp
+from tui.engine.grammar.hits import (
+    ArgsHit,
+    DecodeHit,
+    FailureHit,
+    Hit,
+    Marker,
+    MemoryHit,
+    Parsed,
+    ProgressHit,
+    RequestHit,
+    SpecHit,
+    StageHit,
+    StopHit,
+    VersionHit,
+)
+from tui.engine.ranks import LogTime, RankBuilder
+from tui.engine.snapshot import Failure, RankState, ServerInfo, Snapshot
+from tui.engine.stages import Outcome, Stage
+
+MAIN = ev.MAIN
+MAX_RANKS = 512
+"""Tags beyond this many are counted under ``main`` (a hostile log cannot exhaust memory)."""
+_DIGITS = re.compile(r"\d+")
+
+
+def rank_sort_key(tag: str) -> tuple[int, list[int], str]:
+    """``main`` first, then ranks in numeric order (TP2 before TP10)."""
+    return (0 if tag == MAIN else 1, [int(n) for n in _DIGITS.findall(tag)], tag)
+
+
+def _rank_zero_key(tag: str) -> tuple[int, list[int], str]:
+    return (0 if "TP0" in tag.split() or tag.endswith("TP0") else 1, *rank_sort_key(tag)[1:])
+
+
+class At(NamedTuple):
+    """Where a hit was found: its line, the rank that printed it, and when."""
+
+    parsed: Parsed
+    rank: RankBuilder | None
+    when: LogTime
+
+
+class StartupModel:
+    """Mutable model of one log stream; see the module docstring for the rules."""
+
+    def __init__(self, engine: str, clock: Callable[[], float], node: int = 0) -> None:
+        self.engine = engine
+        self.version: str | None = None
+        self.node = node
+        self.clock = clock
+        self.lines = 0
+        self.runs_before = 0
+        self.events: list[ev.Event] = []
+        self.decode = DecodeTracker()
+        self.last_ts: float | None = None
+        self.last_text: str | None = None
+        self._handlers: dict[type, Callable[[Hit, At], None]]
+        self._handlers = {
+            StageHit: self._on_stage,  # type: ignore[dict-item]
+            ProgressHit: self._on_progress,  # type: ignore[dict-item]
+            MemoryHit: self._on_memory,  # type: ignore[dict-item]
+            FailureHit: self._on_failure,  # type: ignore[dict-item]
+            DecodeHit: self._on_decode,  # type: ignore[dict-item]
+            SpecHit: self._on_spec,  # type: ignore[dict-item]
+            RequestHit: self._on_request,  # type: ignore[dict-item]
+            ArgsHit: self._on_args,  # type: ignore[dict-item]
+            StopHit: self._on_stop,  # type: ignore[dict-item]
+            VersionHit: self._on_version,  # type: ignore[dict-item]
+        }
+        self._reset_run()
+
+    # ------------------------------------------------------------------ runs
+
+    def _reset_run(self) -> None:
+        self.ranks: dict[str, RankBuilder] = {}
+        self.failures = FailureTracker()
+        self.decode.reset()
+        self.args = ArgsHit()
+        self.ready_line_seen = False
+        self.ready_ts: float | None = None
+        self.ready_at: float | None = None
+        self.serving = False
+        self.stopped = False
+        self.requests = 0
+        self.first_ts: float | None = None
+        self.started_at: float | None = None
+        self.reported: Failure | None = None
+        self.decode_ts: dict[str, str | None] = {}
+        self.request_ts: str | None = None
+        self._substance = False
+        self._order: list[str] = []
+        self._zero: str | None = None
+        self._snapshot: Snapshot | None = None
+
+    def new_run(self, line: int, reason: str, rank: str | None = None) -> None:
+        """Start over: the stream holds a relaunched server (or was replaced)."""
+        self.runs_before += 1
+        self._reset_run()
+        self.events.append(ev.RunStarted(line, rank, None, self.runs_before))
+        del reason  # the caller's words are for its own markers; the event counts runs
+
+    # ------------------------------------------------------------------ lines
+
+    def when(self, parsed: Parsed, line: int, now: float) -> LogTime:
+        """The line's time: its own timestamp, else the latest one seen (for spans only)."""
+        text = parsed.ts_text
+        if text is None:
+            return LogTime(line, self.last_ts, self.last_text, now)
+        ts = full_timestamp(text) if text[4:5] == "-" else short_timestamp(text)
+        if ts is not None:
+            self.last_ts, self.last_text = ts, text
+            if self.first_ts is None:
+                self.first_ts = ts
+        return LogTime(line, ts, text, now)
+
+    def handle(self, parsed: Parsed, line: int, now: float) -> str | None:
+        """Apply one parsed line; returns the rank the line belongs to, if any."""
+        if self.started_at is None:
+            self.started_at = now
+        if Marker.RUN_STARTED in parsed.hits and self._substance:
+            self.new_run(line, "launch marker", parsed.rank)
+        when = self.when(parsed, line, now)
+        rank = self.rank(parsed.rank, when) if parsed.rank is not None else None
+        failed = False
+        for hit in parsed.hits:
+            if isinstance(hit, Marker):
+                self._on_marker(hit, when)
+            else:
+                failed = failed or isinstance(hit, FailureHit)
+                if rank is None and isinstance(hit, ProgressHit):
+                    rank = self.rank_zero(when)
+                self._handlers[type(hit)](hit, At(parsed, rank, when))
+        if not failed and self.failures.open:
+            self._report(self.failures.follow(line, parsed.msg), when)
+        self._snapshot = None
+        return rank.tag if rank is not None else None
+
+    def rank(self, tag: str, when: LogTime) -> RankBuilder:
+        """The builder for ``tag``, created on first sight."""
+        builder = self.ranks.get(tag)
+        if builder is None:
+            if len(self.ranks) >= MAX_RANKS:
+                tag = MAIN
+                builder = self.ranks.get(MAIN)
+            if builder is None:
+                builder = RankBuilder(tag, self.node, when)
+                self.ranks[tag] = builder
+                self._order = sorted(self.ranks, key=rank_sort_key)
+                self._zero = None
+        return builder
+
+    def rank_zero(self, when: LogTime) -> RankBuilder:
+        """The rank that draws untagged progress bars: global rank 0 (TP0), else ``main``."""
+        if self._zero is None:
+            tagged = [tag for tag in self._order if tag != MAIN and tag != "APIServer"]
+            self._zero = min(tagged, key=_rank_zero_key) if tagged else MAIN
+        return self.rank(self._zero, when)
+
+    def absorb(self, last: dict[str, str], counts: dict[str, int], now: float) -> None:
+        """Lines the scanner handled in bulk: keep each rank's last line and count."""
+        for tag, line in last.items():
+            builder = self.ranks.get(tag) or self.rank(tag, LogTime(0, None, None, now))
+            builder.saw(line, counts.get(tag, 0), now)
+        self._snapshot = None
+
+    # ------------------------------------------------------------------ hits
+
+    def _on_stage(self, hit: StageHit, at: At) -> None:
+        builder = at.rank or self.rank_zero(at.when)
+        opened = builder.enter(hit, at.when)
+        if opened is None:
+            return
+        stage, draft = opened
+        if stage.order > Stage.ARGS.order:
+            self._substance = True
+            self.failures.progressed()
+        when = at.when
+        self.events.append(
+            ev.StageEntered(when.line, builder.tag, when.ts, stage, draft, hit.detail)
+        )
+
+    def _enter_all(self, stage: Stage, when: LogTime) -> None:
+        for tag in self._order:
+            self._on_stage(StageHit(stage, stage.value), At(_NO_LINE, self.ranks[tag], when))
+
+    def _on_progress(self, hit: ProgressHit, at: At) -> None:
+        builder, when = at.rank or self.rank_zero(at.when), at.when
+        if builder.set_progress(hit):
+            label = builder.progress.label if builder.progress else hit.label
+            self.events.append(
+                ev.StageProgressed(when.line, builder.tag, when.ts, hit.stage, hit.done,
+                                   hit.total, label)
+            )  # fmt: skip
+
+    def _on_memory(self, hit: MemoryHit, at: At) -> None:
+        rank, when = at.rank, at.when
+        if rank is not None and rank.set_memory(hit):
+            self.events.append(
+                ev.MemoryReported(when.line, rank.tag, when.ts, rank.avail_gb, rank.used_gb,
+                                  rank.kv_tokens)
+            )  # fmt: skip
+
+    def _on_failure(self, hit: FailureHit, at: At) -> None:
+        rank = at.rank
+        stage = rank.stage if rank is not None else self.last_stage()
+        tag = rank.tag if rank is not None else None
+        failure = self.failures.observe(at.when.line, tag, at.parsed.msg, hit, stage)
+        self._report(failure, at.when)
+
+    def _report(self, failure: Failure | None, when: LogTime) -> None:
+        if failure is None or self.reported is not None:
+            return
+        self.reported = failure
+        if failure.rank is not None and failure.rank in self.ranks:
+            self.ranks[failure.rank].mark_failed()
+        self.events.append(
+            ev.FailureDetected(failure.line, failure.rank, when.ts, failure.kind,
+                               failure.excerpt, failure.stage)
+        )  # fmt: skip
+
+    def _on_decode(self, hit: DecodeHit, at: At) -> None:
+        self.decode.add(hit)
+        self.decode_event(at.rank.tag if at.rank else None, hit, at.when)
+        if self.ready_line_seen:
+            self._serve(at.when)
+
+    def decode_event(self, tag: str | None, hit: DecodeHit, when: LogTime) -> None:
+        """At most one decode event per rank and log second (a busy server logs many)."""
+        key, second = tag or MAIN, when.text[:19] if when.text else None
+        if second is not None and self.decode_ts.get(key) == second:
+            return
+        self.decode_ts[key] = second
+        self.events.append(
+            ev.DecodeStats(when.line, tag, when.ts, hit.gen_throughput, hit.accept_len,
+                           hit.accept_rate, hit.running, hit.queued)
+        )  # fmt: skip
+
+    def _on_spec(self, hit: SpecHit, at: At) -> None:
+        self.decode.add_spec(hit)
+
+    def _on_request(self, hit: RequestHit, at: At) -> None:
+        self.requests += 1
+        self._request_event(at.rank.tag if at.rank else None, hit, at.when)
+        if self.ready_line_seen and is_generation(hit):
+            self._serve(at.when)
+
+    def _request_event(self, tag: str | None, hit: RequestHit, when: LogTime) -> None:
+        """At most one request event per log second, except for server errors."""
+        second = when.text[:19] if when.text else None
+        if hit.status < 500 and second is not None and second == self.request_ts:
+            return
+        self.request_ts = second
+        self.events.append(
+            ev.RequestLogged(when.line, tag, when.ts, hit.method, hit.path, hit.status)
+        )
+
+    def _on_args(self, hit: ArgsHit, at: At) -> None:
+        self.args = self.args._replace(
+            **{key: value for key, value in hit._asdict().items() if value is not None}
+        )
+        info, when = self.server_info(), at.when
+        self.events.append(
+            ev.ServerArgsSeen(
+                when.line, at.rank.tag if at.rank else None, when.ts, info.model,
+                info.served_model_name, info.drafter, info.speculative_algorithm, info.tp_size,
+                info.dp_size, info.ep_size, info.pp_size, info.nnodes, self.args.node_rank or 0,
+                info.port,
+            )
+        )  # fmt: skip
+
+    def _on_stop(self, hit: StopHit, at: At) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.failures.stop()
+            tag = at.rank.tag if at.rank else None
+            self.events.append(ev.ServerStopped(at.when.line, tag, at.when.ts, hit.reason))
+
+    def _on_version(self, hit: VersionHit, at: At) -> None:
+        self.version = hit.version
+
+    def _on_marker(self, hit: Marker, when: LogTime) -> None:
+        if hit is Marker.READY and not self.ready_line_seen:
+            self.ready_line_seen = True
+            self.ready_ts = when.ts if when.ts is not None else self.last_ts
+            self.ready_at = when.at
+            self._substance = True
+            self.failures.progressed()
+            self.events.append(ev.ReadyLineSeen(when.line, None, when.ts))
+            self._enter_all(Stage.READY, when)
+
+    def _serve(self, when: LogTime) -> None:
+        if not self.serving:
+            self.serving = True
+            self._enter_all(Stage.SERVING, when)
+
+    def settle(self, now: float) -> None:
+        """End of stream: an open failure is final, and a survived-looking one counts."""
+        when = LogTime(self.lines, self.last_ts, self.last_text, now)
+        self._report(self.failures.settle(), when)
+        self._report(self.failures.current(self.ready_line_seen), when)
+        self._snapshot = None
+
+    # ------------------------------------------------------------------ views
+
+    def last_stage(self) -> Stage | None:
+        """The furthest stage any rank (the server as a whole) reached."""
+        if not self.ranks:
+            return None
+        return max((builder.stage for builder in self.ranks.values()), key=lambda s: s.order)
+
+    def server_info(self) -> ServerInfo:
+        args = self.args
+        return ServerInfo(
+            engine=self.engine, version=self.version, model=args.model,
+            served_model_name=args.served_model_name, drafter=args.drafter,
+            speculative_algorithm=args.speculative_algorithm, tp_size=args.tp_size or 1,
+            dp_size=args.dp_size or 1, ep_size=args.ep_size or 1, pp_size=args.pp_size or 1,
+            nnodes=args.nnodes or 1, port=args.port,
+        )  # fmt: skip
+
+    def failure(self) -> Failure | None:
+        return self.reported or self.failures.current(self.ready_line_seen)
+
+    def snapshot(self) -> Snapshot:
+        """The immutable view; rebuilt only after something changed."""
+        if self._snapshot is None:
+            ranks: tuple[RankState, ...] = tuple(self.ranks[tag].state() for tag in self._order)
+            failure = self.failure()
+            outcome = (
+                Outcome.FAILED
+                if failure
+                else Outcome.READY
+                if self.ready_line_seen
+                else Outcome.INCOMPLETE
+            )
+            self._snapshot = Snapshot(
+                server=self.server_info(), ranks=ranks, outcome=outcome,
+                last_stage=self.last_stage(), failure=failure,
+                ready_line_seen=self.ready_line_seen, stopped=self.stopped, lines=self.lines,
+                runs_before=self.runs_before, started_at=self.started_at, first_ts=self.first_ts,
+                ready_ts=self.ready_ts, ready_at=self.ready_at, decode=self.decode.summary(),
+                requests=self.requests,
+            )  # fmt: skip
+        return self._snapshot
+
+    def invalidate(self) -> None:
+        self._snapshot = None
+
+
+_NO_LINE = Parsed(None, None, "", ())
