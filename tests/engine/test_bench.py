@@ -45,6 +45,8 @@ def close(actual: float | None, expected: float) -> bool:
 def test_per_request_definitions() -> None:
     assert close(SPEC.ttft, 0.1)
     assert close(SPEC.tpot, (0.4 - 0.1) / 5)
+    assert close(SPEC.decode_speed, 5 / 0.3)
+    assert ONE_TOKEN.decode_speed is None
     assert all(close(a, b) for a, b in zip(SPEC.itl, [0.1, 0.05, 0.05, 0.05, 0.05], strict=True))
     assert SPEC.accept_length == 2.0
     assert ONE_TOKEN.tpot is None
@@ -83,7 +85,9 @@ def test_level_ttft_tpot_itl_e2el() -> None:
 
 def test_level_decode_speed_and_accept_length() -> None:
     result = summarize(RECORDS, concurrency=4, duration=2.5)
-    assert close(result.decode_speed.mean, (1 / 0.06 + 1 / 0.075) / 2)
+    # SPEC: 5 tokens after the first chunk in 0.3 s; MISMATCH: 5 - 2 tokens in 0.2 s.
+    assert close(result.decode_speed.mean, (5 / 0.3 + 3 / 0.2) / 2)
+    assert result.decode_speed.count == 2
     assert close(result.accept_length, 11 / 5)
     assert close(result.accept_lengths.mean, 2.25)
 

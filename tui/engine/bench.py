@@ -8,7 +8,9 @@ The definitions are the published ones of ``sglang.bench_serving`` and ``vllm be
   the chunk, counted once per token (a chunk of 3 tokens after 30 ms gives three 10 ms values).
 - E2E latency: send time to the end of the response.
 - Throughput: completed requests and output tokens divided by the level's wall-clock duration.
-- Decode speed: per request ``(output_tokens - 1) / (latency - ttft)`` tokens per second.
+- Decode speed: per request, the tokens after the first chunk divided by the time from the first
+  chunk to the last one (the server's generation rate; unlike TPOT it leaves out the time the
+  stream takes to close after its last token).
 - Accept length: ``completion_tokens / spec_verify_ct`` per request (the bonus token included);
   the level's figure is the token-weighted ``sum(completion_tokens) / sum(spec_verify_ct)``.
 
@@ -45,6 +47,8 @@ class RequestRecord:
     prompt_tokens: int | None = None
     spec_verify_ct: int | None = None
     error: str = ""
+    server_latency: float | None = None
+    """The server's own end-to-end time for the request (SGLang ``meta_info.e2e_latency``)."""
 
     @property
     def client_tokens(self) -> int:
@@ -82,6 +86,15 @@ class RequestRecord:
                 values.extend([(chunk.at - previous) / chunk.tokens] * chunk.tokens)
             previous = chunk.at
         return values
+
+    @property
+    def decode_speed(self) -> float | None:
+        """Tokens per second from the first chunk with tokens to the last one."""
+        timed = [chunk for chunk in self.chunks if chunk.tokens > 0]
+        if len(timed) < 2 or timed[-1].at <= timed[0].at:
+            return None
+        after_first = self.output_tokens - timed[0].tokens
+        return after_first / (timed[-1].at - timed[0].at) if after_first > 0 else None
 
     @property
     def accept_length(self) -> float | None:
@@ -176,7 +189,7 @@ def summarize(
         tpot=Distribution.of([t for r in done if (t := r.tpot) is not None]),
         itl=Distribution.of([gap for record in done for gap in record.itl]),
         e2el=Distribution.of([record.latency for record in done]),
-        decode_speed=Distribution.of([1 / t for r in done if (t := r.tpot) is not None and t > 0]),
+        decode_speed=Distribution.of([v for r in done if (v := r.decode_speed) is not None]),
         accept_length=_accept_length(done),
         accept_lengths=Distribution.of([a for r in done if (a := r.accept_length) is not None]),
         token_mismatches=sum(1 for record in done if _mismatch(record)),

@@ -71,6 +71,7 @@ class StreamReader:
         self.server_tokens: int | None = None
         self.prompt_tokens: int | None = None
         self.spec_verify_ct: int | None = None
+        self.server_latency: float | None = None
         self.error: str | None = None
         self._seen = 0
 
@@ -87,6 +88,9 @@ class StreamReader:
         meta = _dig(event, "meta_info")
         self.prompt_tokens = _count(_dig(meta, "prompt_tokens")) or self.prompt_tokens
         self.spec_verify_ct = _count(_dig(meta, "spec_verify_ct")) or self.spec_verify_ct
+        latency = _dig(meta, "e2e_latency")
+        if isinstance(latency, int | float) and not isinstance(latency, bool) and latency >= 0:
+            self.server_latency = float(latency)
         total = _count(_dig(meta, "completion_tokens"))
         if total is None:
             return 1 if _dig(event, "text") else 0

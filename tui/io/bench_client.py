@@ -180,6 +180,7 @@ class BenchClient:
             prompt_tokens=reader.prompt_tokens,
             spec_verify_ct=reader.spec_verify_ct,
             error=error or clean(reader.error or ""),
+            server_latency=reader.server_latency,
         )
 
     async def _stream(
