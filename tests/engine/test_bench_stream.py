@@ -20,10 +20,14 @@ from tui.engine.bench_stream import (
 
 def test_native_chunks_count_the_difference_of_completion_tokens() -> None:
     reader = StreamReader("generate")
-    meta = [{"completion_tokens": n, "prompt_tokens": 7, "spec_verify_ct": v} for n, v in
-            [(1, 1), (4, 2), (4, 2), (6, 3)]]  # fmt: skip
+    meta: list[dict[str, float]] = [
+        {"completion_tokens": n, "prompt_tokens": 7, "spec_verify_ct": v}
+        for n, v in [(1, 1), (4, 2), (4, 2), (6, 3)]
+    ]
+    meta[-1]["e2e_latency"] = 0.5
     assert [reader.feed({"text": "x", "meta_info": m}) for m in meta] == [1, 3, 0, 2]
     assert (reader.server_tokens, reader.prompt_tokens, reader.spec_verify_ct) == (6, 7, 3)
+    assert reader.server_latency == 0.5
 
 
 def test_openai_chunks_use_usage_when_streamed_with_every_chunk() -> None:
