@@ -123,6 +123,10 @@ class HostKeyGate(asyncssh.SSHClient):
         self._policy = policy
         self.refusal: HostKeyRefusal | None = None
         self.recorded = False
+        self.lost_reason = ""
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost_reason = str(exc) if exc is not None else ""
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey

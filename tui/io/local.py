@@ -70,6 +70,15 @@ class LocalStream:
         assert self._proc.stdout is not None
         return await self._proc.stdout.read(size)
 
+    async def write(self, data: bytes) -> None:
+        if self._proc.stdin is None:
+            raise LinkLost("the command was started without standard input")
+        try:
+            self._proc.stdin.write(data)
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise LinkLost(f"the command stopped reading: {exc}") from exc
+
     def stderr_text(self) -> str:
         return self._stderr.decode("utf-8", "replace")
 
@@ -88,6 +97,7 @@ class LocalTransport:
 
     def __init__(self) -> None:
         self._streams: set[LocalStream] = set()
+        self._closed = asyncio.Event()
 
     @property
     def label(self) -> str:
@@ -113,11 +123,11 @@ class LocalTransport:
             raise CommandTimedOut(f"{argv[0]} did not finish within {timeout} s") from None
         return CommandResult(_status(proc.returncode), out, err)
 
-    async def open_stream(self, argv: Sequence[str]) -> CommandStream:
+    async def open_stream(self, argv: Sequence[str], *, stdin: bool = False) -> CommandStream:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
@@ -133,4 +143,10 @@ class LocalTransport:
     async def close(self) -> None:
         streams = list(self._streams)
         await asyncio.gather(*(s.close() for s in streams))
+        self._closed.set()
+
+    async def wait_closed(self) -> str:
+        """Wait until :meth:`close` is called (a local link does not drop by itself)."""
+        await self._closed.wait()
+        return "the local transport was closed"
 

@@ -117,6 +117,7 @@ class SshLink:
     conn: asyncssh.SSHClientConnection
     jumps: list[asyncssh.SSHClientConnection]
     label: str
+    gate: HostKeyGate
 
     def close(self) -> None:
         for conn in [self.conn, *reversed(self.jumps)]:
@@ -124,6 +125,11 @@ class SshLink:
 
     async def wait_closed(self) -> None:
         await self.conn.wait_closed()
+
+    async def wait_lost(self) -> str:
+        """Wait until the connection ends; return why it ended."""
+        await self.conn.wait_closed()
+        return self.gate.lost_reason or "the connection was closed"
 
 
 def _config_arg(target: SshTarget) -> list[str] | tuple[()]:
@@ -172,18 +178,18 @@ async def connect(target: SshTarget) -> SshLink:
     try:
         options = await _resolve(target)
         for hop in _jump_targets(target, options.tunnel)[:MAX_JUMPS]:
-            jumps.append(await _connect_one(hop, jumps[-1] if jumps else None))
-        conn = await _connect_one(target, jumps[-1] if jumps else None)
+            jumps.append((await _connect_one(hop, jumps[-1] if jumps else None))[0])
+        conn, gate = await _connect_one(target, jumps[-1] if jumps else None)
     except BaseException:
         for jump in reversed(jumps):
             jump.close()
         raise
-    return SshLink(conn, jumps, f"{options.username}@{options.host}:{options.port}")
+    return SshLink(conn, jumps, f"{options.username}@{options.host}:{options.port}", gate)
 
 
 async def _connect_one(
     target: SshTarget, tunnel: asyncssh.SSHClientConnection | None
-) -> asyncssh.SSHClientConnection:
+) -> tuple[asyncssh.SSHClientConnection, HostKeyGate]:
     try:
         options = await _resolve(target)
     except (OSError, asyncssh.Error, ValueError) as exc:
@@ -191,7 +197,7 @@ async def _connect_one(
     known = _known_hosts(target, options)
     gate = HostKeyGate(known, target.host_key_policy)
     try:
-        return await asyncio.wait_for(
+        conn = await asyncio.wait_for(
             asyncssh.connect(
                 target.host,
                 tunnel=tunnel,
@@ -206,6 +212,7 @@ async def _connect_one(
             ),
             target.connect_timeout + target.login_timeout,
         )
+        return conn, gate
     except asyncssh.HostKeyNotVerifiable as exc:
         refusal = gate.refusal
         if refusal is None:
@@ -259,6 +266,13 @@ class SshStream:
         except (OSError, asyncssh.Error) as exc:
             raise LinkLost(str(exc) or type(exc).__name__) from exc
 
+    async def write(self, data: bytes) -> None:
+        try:
+            self._process.stdin.write(data)
+            await self._process.stdin.drain()
+        except (OSError, asyncssh.Error) as exc:
+            raise LinkLost(str(exc) or type(exc).__name__) from exc
+
     def stderr_text(self) -> str:
         return self._stderr.decode("utf-8", "replace")
 
@@ -308,10 +322,10 @@ class SshTransport:
             raise LinkLost(str(exc) or type(exc).__name__) from exc
         return CommandResult(_status(result), _bytes(result.stdout), _bytes(result.stderr))
 
-    async def open_stream(self, argv: Sequence[str]) -> CommandStream:
+    async def open_stream(self, argv: Sequence[str], *, stdin: bool = False) -> CommandStream:
         try:
             process = await self._link.conn.create_process(
-                shlex.join(argv), encoding=None, stdin=asyncssh.DEVNULL
+                shlex.join(argv), encoding=None, stdin=asyncssh.PIPE if stdin else asyncssh.DEVNULL
             )
         except (OSError, asyncssh.Error) as exc:
             raise LinkLost(str(exc) or type(exc).__name__) from exc

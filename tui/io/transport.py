@@ -56,6 +56,10 @@ class CommandStream(Protocol):
         """Return the next bytes of output (at most ``size``), or ``b""`` once it ended."""
         ...
 
+    async def write(self, data: bytes) -> None:
+        """Send bytes to the command's standard input (opened with ``stdin=True``)."""
+        ...
+
     def stderr_text(self) -> str:
         """Standard error received so far (bounded, decoded with replacement)."""
         ...
@@ -79,8 +83,12 @@ class Transport(Protocol):
         """Run a command to completion and collect its output."""
         ...
 
-    async def open_stream(self, argv: Sequence[str]) -> CommandStream:
-        """Start a command and return a handle to read its output as it is produced."""
+    async def open_stream(self, argv: Sequence[str], *, stdin: bool = False) -> CommandStream:
+        """Start a command and return a handle to read its output as it is produced.
+
+        With ``stdin=True`` the command's standard input stays open for
+        :meth:`CommandStream.write`; otherwise it reads end-of-file at once.
+        """
         ...
 
     async def forward(self, host: str, port: int) -> int:

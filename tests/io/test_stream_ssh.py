@@ -1,0 +1,75 @@
+"""A growing log streamed over a real SSH server arrives byte for byte, across dropped links.
+
+The default run is sized to take a few seconds; ``BRINGUP_STREAM_SECONDS`` lengthens the
+100,000 lines/s run (``bench/stream.py`` measures speed; these tests check only content).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.io.helpers import collecting, eventually, sha256, start_writer
+from tests.sshd import TestServer
+from tui.io.events import ConnectionEvent, ConnectionLost, MarkerKind, Reconnected
+from tui.io.session import Backoff, HostSession, SshConnector
+from tui.io.tail import TailOptions
+
+SECONDS = float(os.environ.get("BRINGUP_STREAM_SECONDS", "2"))
+FAST = TailOptions(probe_interval=0.3, wait_interval=0.1)
+
+
+@pytest.fixture
+async def session(ssh_server: TestServer) -> AsyncIterator[HostSession]:
+    opened = HostSession(
+        SshConnector(ssh_server.target()), backoff=Backoff(first=0.05, most=0.5)
+    )
+    await opened.start()
+    yield opened
+    await opened.close()
+
+
+async def test_a_log_written_at_100k_lines_per_second_arrives_intact(
+    session: HostSession, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.touch()
+    writer = start_writer(log, 100_000, SECONDS)
+    async with collecting(session.tail(str(log), options=FAST)) as got:
+        await asyncio.to_thread(writer.wait)
+        size = log.stat().st_size
+        await eventually(lambda: len(got.current) >= size, timeout=60 + SECONDS * 10)
+    assert sha256(got.current) == sha256(log.read_bytes())
+    assert got.offsets_ok
+    assert got.markers == []
+    assert int(writer.stdout.read() if writer.stdout else 0) >= 100_000 * SECONDS * 0.5
+
+
+async def test_twenty_dropped_connections_lose_and_repeat_nothing(
+    session: HostSession, ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.touch()
+    events: list[ConnectionEvent] = []
+    session.on_event(events.append)
+    writer = start_writer(log, 20_000, 60)
+    rng = random.Random(1234)
+    async with collecting(session.tail(str(log), options=FAST)) as got:
+        for drop in range(20):
+            await asyncio.sleep(rng.uniform(0.02, 0.25))
+            await eventually(lambda: session.connected)
+            assert ssh_server.drop_connections() >= 1, f"drop {drop} found no connection"
+        await eventually(lambda: sum(isinstance(e, Reconnected) for e in events) >= 20)
+        writer.terminate()
+        await asyncio.to_thread(writer.wait)
+        size = log.stat().st_size
+        await eventually(lambda: len(got.current) >= size)
+    assert sha256(got.current) == sha256(log.read_bytes())
+    assert got.offsets_ok
+    assert set(got.kinds) <= {MarkerKind.RESUMED}
+    assert sum(isinstance(e, ConnectionLost) for e in events) >= 20
