@@ -38,6 +38,9 @@ class FakeLink:
     def finish(self) -> list[Line]:
         return []
 
+    def new_run(self, reason: str) -> list[Line]:
+        return []
+
     def verdict(
         self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
     ) -> tuple[Verdict, tuple[str, ...]]:

@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 
 from tui.app.alerts import Alerts, NotifyMode
 from tui.app.engine_link import EngineLink
+from tui.app.launch_actions import LAUNCH_BINDINGS, LaunchControl, LauncherOpener
 from tui.app.messages import (
     ChunkReceived,
     ConnectionChanged,
@@ -50,6 +51,7 @@ class MonitorApp(App[int]):
         Binding("y", "copy_failure", "Copy failure", id="copy-failure"),
         Binding("r", "reconnect", "Reconnect", id="reconnect"),
         Binding("question_mark", "help", "Help", id="help"),
+        *LAUNCH_BINDINGS,
         *(
             Binding(str(n), f"focus_rank({n - 1})", f"Rank {n}", id=f"rank-{n}", show=False)
             for n in range(1, 10)
@@ -70,6 +72,8 @@ class MonitorApp(App[int]):
         notify_mode: NotifyMode = "auto",
         expected_seconds: float = EXPECTED_STARTUP_SECONDS,
         reconnect: Callable[[], Awaitable[None]] | None = None,
+        launcher: LauncherOpener | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
@@ -78,6 +82,7 @@ class MonitorApp(App[int]):
         self._wanted_theme = theme
         self._user_keys = dict(keymap or {})
         self._reconnect = reconnect
+        self.launch_control = LaunchControl(self, launcher, read_only)
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
 
@@ -97,6 +102,7 @@ class MonitorApp(App[int]):
         if self._health is not None:
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
+        self.launch_control.start()
 
     def _install_themes(self) -> None:
         loaded = load_themes()
@@ -122,7 +128,8 @@ class MonitorApp(App[int]):
 
     @on(StreamMarked)
     def _marked(self, message: StreamMarked) -> None:
-        self.state.mark(f"{message.kind}: {message.detail}" if message.detail else message.kind)
+        text = f"{message.kind}: {message.detail}" if message.detail else message.kind
+        self.state.mark(text, new_run=message.new_file)
 
     @on(StreamEnded)
     def _ended(self, message: StreamEnded) -> None:
@@ -216,6 +223,18 @@ class MonitorApp(App[int]):
         tags = main.rank_tags()
         if 0 <= index < len(tags):
             main.focus_rank(tags[index])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.launch_control.check(action)
+
+    def action_launch(self) -> None:
+        self.launch_control.launch()
+
+    def action_kill(self) -> None:
+        self.launch_control.kill()
+
+    def action_restart(self) -> None:
+        self.launch_control.restart()
 
     def action_help(self) -> None:
         groups = [("Monitor", self.BINDINGS), ("Log view", LogScreen.BINDINGS)]

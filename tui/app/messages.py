@@ -18,10 +18,11 @@ class ChunkReceived(Message):
 class StreamMarked(Message):
     """The tail noticed something about the file itself: a gap, a rotation, a truncation."""
 
-    def __init__(self, kind: str, detail: str = "") -> None:
+    def __init__(self, kind: str, detail: str = "", new_file: bool = False) -> None:
         super().__init__()
         self.kind = kind
         self.detail = detail
+        self.new_file = new_file
 
 
 class StreamEnded(Message):

@@ -23,6 +23,7 @@ class ConnectionState(str, Enum):
     CONNECTED = "connected"
     RECONNECTING = "reconnecting"
     LOST = "lost"
+    REFUSED = "refused"
     CLOSED = "closed"
 
 

@@ -58,3 +58,4 @@ def as_message(step: bytes | ConnectionState | HealthReading | Message) -> Messa
     if isinstance(step, HealthReading):
         return HealthChanged(step)
     return step
+

@@ -69,9 +69,12 @@ class MonitorState:
         self.log.extend(self.link.finish())
         self.dirty = True
 
-    def mark(self, text: str) -> None:
-        """Remember a stream marker (gap, rotation, truncation) to show in the header."""
+    def mark(self, text: str, new_run: bool = False) -> None:
+        """Remember a stream marker (gap, rotation, truncation) to show in the header; a new
+        file (truncated, rotated, replaced) starts a new run in the engine."""
         self.markers = (*self.markers, text)[-MAX_MARKERS:]
+        if new_run:
+            self.log.extend(self.link.new_run(text))
         self.dirty = True
 
     def set_connection(self, state: ConnectionState, detail: str = "") -> None:

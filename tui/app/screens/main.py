@@ -22,9 +22,12 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
     failing = failure.rank if failure is not None else None
     flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
     cards = []
-    for rank in startup_ranks(view.snapshot):
-        frozen = rank.failed or view.snapshot.stopped or rank.stage.order >= Stage.READY.order
-        end = rank.last_seen_at if frozen else view.now
+    shown = startup_ranks(view.snapshot)
+    ended = view.snapshot.stopped or failure is not None
+    last_word = max((rank.last_seen_at for rank in shown), default=view.now)
+    for rank in shown:
+        frozen = ended or rank.failed or rank.stage.order >= Stage.READY.order
+        end = last_word if ended else rank.last_seen_at if frozen else view.now
         usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
         cards.append(
             RankCard(

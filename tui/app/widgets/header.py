@@ -19,6 +19,7 @@ _LINK_STYLE = {
     ConnectionState.CONNECTING: "$health-starting",
     ConnectionState.RECONNECTING: "$health-starting",
     ConnectionState.LOST: "$health-down",
+    ConnectionState.REFUSED: "$health-down",
     ConnectionState.CLOSED: "$text-muted",
 }
 
@@ -62,18 +63,29 @@ def timer_line(view: MonitorView, width: int) -> Content:
     """``03:12 / ~10:00 ━━━━──── 53% ETA 05:10-09:30`` (``overdue +01:10`` past the range)."""
     eta, total = view.eta, view.plan.total
     head = Content(f"{fmt.clock(eta.elapsed)} / ~{fmt.clock(total.median)} ")
+    if view.verdict in (Verdict.FAILED, Verdict.STOPPED):
+        return head + _ended_text(view)
     percent = Content(f" {view.fraction * 100:3.0f}%")
     tail = _eta_text(view)
     room = min(48, width - head.cell_length - percent.cell_length - tail.cell_length)
     return Content.assemble(head, fmt.bar(view.fraction, max(4, room)), percent, tail)
 
 
+def _ended_text(view: MonitorView) -> Content:
+    snapshot = view.snapshot
+    if view.verdict is Verdict.STOPPED:
+        return Content.styled("stopped", "$text-muted")
+    where = snapshot.failure.stage if snapshot.failure is not None else snapshot.last_stage
+    place = f" in {where.label}" if where is not None else ""
+    return Content.styled(f"failed{place}", "bold $rank-failed")
+
+
 def _eta_text(view: MonitorView) -> Content:
     eta, total = view.eta, view.plan.total
     if view.verdict is Verdict.READY:
         return Content.styled(" ready", "$rank-ready")
-    if view.verdict in (Verdict.FAILED, Verdict.STOPPED):
-        return Content("")
+    if view.snapshot.ready_line_seen:
+        return Content(" waiting for /health and a generation")
     if eta.elapsed > total.high:
         return Content.styled(f" overdue +{fmt.clock(eta.elapsed - total.high)}", "$rank-stalled")
     low, high = eta.remaining.low, eta.remaining.high

@@ -134,5 +134,7 @@ class RankPanel(Widget, can_focus=True):
         progress = card.rank.progress
         fraction = progress.fraction if progress is not None else 0.0
         tail = f" {fmt.tokens(card.rank.kv_tokens)} KV" if card.rank.kv_tokens else ""
+        if progress is not None:
+            tail = f" {progress.done}/{progress.total}"
         second = fmt.bar(fraction, max(1, width - len(tail))) + Content(tail)
         return Content("\n").join([first, second])
