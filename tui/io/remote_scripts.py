@@ -191,7 +191,8 @@ if [ -n "$conda" ]; then
     if [ -z "$exe" ] && [ -n "$candidate" ] && [ -x "$candidate" ]; then exe=$candidate; fi
   done
   [ -n "$exe" ] || fail "conda not found (put it on PATH or set CONDA_EXE)"
-  set -- "$exe" run --no-capture-output -n "$conda" "$@"
+  case $conda in */*) which=-p ;; *) which=-n ;; esac
+  set -- "$exe" run --no-capture-output "$which" "$conda" "$@"
 fi
 command -v setsid >/dev/null 2>&1 || fail "setsid (util-linux) is not installed on the host"
 setsid -f nohup sh -c "$wrapper" bringup-run "$pidfile" "$exitfile" "$@" \

@@ -1,0 +1,108 @@
+"""Host tools the test machine lacks, stood in for by small scripts: ``nvidia-smi`` and ``conda``.
+
+The stand-ins print exactly what the real tools print for the queries the launcher makes, so
+the launcher's GPU checks and its conda activation run unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.io.launch_support import EnvRunner, kill_group, wait_for_state
+from tui.engine.launch_plan import LaunchSpec
+from tui.engine.launch_preflight import RefusalKind
+from tui.engine.launch_record import RunState
+from tui.io.launch_kill import KillOutcome
+from tui.io.launch_node import Node
+from tui.io.launch_profile import kill_lines
+from tui.io.launcher import Launcher
+
+NVIDIA_SMI = """#!/bin/sh
+case "$1" in
+  --query-gpu=*) printf '0, GPU-aaaa\\n1, GPU-bbbb\\n' ;;
+  --query-compute-apps=*) cat "$FAKE_APPS" ;;
+  *) echo "unexpected query" >&2; exit 2 ;;
+esac
+"""
+CONDA = """#!/bin/sh
+# conda run --no-capture-output -n|-p ENV COMMAND...
+printf 'conda %s %s\\n' "$3" "$4"
+shift 4
+exec "$@"
+"""
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Iterator[dict[str, str]]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("nvidia-smi", NVIDIA_SMI), ("conda", CONDA)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    apps = tmp_path / "apps.csv"
+    apps.write_text("")
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_APPS": str(apps)}
+    yield env
+    for pid_file in (tmp_path / "logs" / ".bringup").glob("*.pid"):
+        kill_group(int(pid_file.read_text().split()[0]))
+
+
+def launcher(tmp_path: Path, tool_env: dict[str, str], **changes: object) -> Launcher:
+    values: dict[str, object] = {
+        "profile": "gpu",
+        "command": ("sh", "-c", "sleep 60"),
+        "log_dir": str(tmp_path / "logs"),
+        "grace_period": 5.0,
+    }
+    values.update(changes)
+    return Launcher(LaunchSpec(**values), [Node("gpu-host", EnvRunner(tool_env))])  # type: ignore[arg-type]
+
+
+async def test_busy_gpus_refuse_unless_the_run_uses_other_ones(
+    tmp_path: Path, tools: dict[str, str]
+) -> None:
+    await asyncio.to_thread(Path(tools["FAKE_APPS"]).write_text, "4242, 41478, GPU-bbbb, python3\n")
+    refused = await launcher(tmp_path, tools).launch()
+    assert [r.kind for r in refused.refusals] == [RefusalKind.GPU_BUSY]
+    assert "pid 4242 (python3) using 41478 MiB on GPU 1" in refused.refusals[0].message
+    elsewhere = launcher(tmp_path, tools, env=(("CUDA_VISIBLE_DEVICES", "0"),))
+    assert (await elsewhere.launch()).ok
+
+
+async def test_kill_reports_gpu_memory_still_held(tmp_path: Path, tools: dict[str, str]) -> None:
+    run = launcher(tmp_path, tools)
+    result = await run.launch()
+    assert result.ok
+    pgid = result.started[0].identity.pid
+    apps = Path(tools["FAKE_APPS"])
+    await asyncio.to_thread(apps.write_text, f"{pgid}, 1000, GPU-aaaa, sh\n")
+    (kill,) = await run.kill()
+    assert kill.outcome is KillOutcome.STOPPED
+    assert kill.gpu_released is False
+    assert "GPU memory STILL IN USE" in kill_lines([kill])[0]
+    await asyncio.to_thread(apps.write_text, "")
+    (again,) = await run.kill()
+    assert again.gpu_released is True
+
+
+async def test_conda_environment_is_activated_with_literal_names(
+    tmp_path: Path, tools: dict[str, str]
+) -> None:
+    for conda_env, flag in (
+        ("sg $(touch canary) `touch canary`", "-n"),
+        ("/opt/envs/sg lang", "-p"),
+    ):
+        run = launcher(
+            tmp_path, tools, conda_env=conda_env, command=("echo", "served"), cwd=str(tmp_path)
+        )
+        result = await run.launch()
+        assert result.ok
+        await wait_for_state(run, RunState.ENDED)
+        log = await asyncio.to_thread(Path(result.started[0].plan.paths.log).read_text)
+        assert log == f"conda {flag} {conda_env}\nserved\n"
+    assert not (tmp_path / "canary").exists()
