@@ -43,8 +43,8 @@ def _first(
     policy: StallPolicy = TIGHT,
     until: int = 3000,
 ) -> float | None:
-    """The first second at which rank ``tag`` shows ``health``."""
-    for now in range(until):
+    """The first second at which rank ``tag`` shows ``health`` (from the load, when all is OK)."""
+    for now in range(int(LOAD_START), until):
         ranks = ranks_at(float(now))
         if _statuses(ranks, expectations, float(now), policy)[tag].health is health:
             return float(now)
@@ -184,3 +184,27 @@ def test_the_main_process_is_not_judged_beside_the_ranks() -> None:
     statuses = assess(snapshot_of([main, rank_at(now)]), expectations, now, TIGHT)
     assert [s.tag for s in statuses] == ["TP0"]
     assert stalled(statuses) == ()
+
+
+def test_ranks_blocked_on_a_slower_rank_are_waiting_not_stalled() -> None:
+    expectations = _history(1.0, 1.02, 0.98)
+    now = LOAD_START + 2.4 * 300.0  # TP1 still loading; the others long since in KV cache
+    slow = rank_at(now, tag="TP1", stretch={Stage.WEIGHT_LOADING: 2.5})
+    blocked = [rank_at(now, tag=tag, hang=Stage.KV_CACHE) for tag in ("TP0", "TP2")]
+    statuses = _statuses([blocked[0], slow, blocked[1]], expectations, now, DEFAULT)
+    assert statuses["TP0"].health is RankHealth.OK
+    assert statuses["TP0"].reason == "waiting for TP1"
+    assert statuses["TP1"].health is RankHealth.LAGGING
+    assert "most other ranks left it" in statuses["TP1"].reason
+
+
+def test_rank_zero_alone_in_the_draft_capture_leaves_no_one_behind() -> None:
+    expectations = _history(1.0)
+    now = GRAPH_START + 140.0
+    others = [rank_at(now, tag=tag, hang=Stage.CUDA_GRAPH) for tag in ("TP1", "TP2")]
+    draft = RankState(
+        tag="TP0", stage=Stage.CUDA_GRAPH, draft=True, stage_started_at=GRAPH_START + 40.0,
+        last_seen_at=now - 1.0, history=others[0].history,
+    )  # fmt: skip
+    statuses = _statuses([draft, *others], expectations, now, DEFAULT)
+    assert [s.health for s in statuses.values()] == [RankHealth.OK] * 3

@@ -10,6 +10,8 @@ The numbers come from past runs (``Expectations``): ``usual`` is a stage's media
   stage's collective work is moving for every rank in it). A lagging rank gets
   ``lagging_factor`` times the slack: the others are waiting for it, and a lone slow rank (a
   slower disk, a throttled GPU) is more likely than a hang that only one rank reached.
+- OK, "waiting for TP2": a rank ahead of a live rank still in an earlier stage is blocked in a
+  collective on it, whatever its own silence; the rank behind is the one judged.
 - FAILED: the log showed a failure. Hangs the engines detect themselves (SGLang's scheduler
   watchdog, the NCCL watchdog) are classified by the grammar as failures, never guessed here.
 """
@@ -24,7 +26,6 @@ from tui.engine.estimate import (
     DEFAULT_LOW,
     DEFAULT_SPLIT,
     Expectations,
-    StageKey,
     clock_label,
     startup_ranks,
 )
@@ -120,6 +121,9 @@ def _assess_rank(
         return _with(base, RankHealth.DONE)
     if snapshot.outcome is not Outcome.INCOMPLETE or snapshot.stopped:
         return base
+    waiting = _waiting_for(rank, ranks)
+    if waiting:
+        return _with(base, RankHealth.OK, reason=f"waiting for {', '.join(waiting[:4])}")
     usual = usual_for(expectations, rank.stage, rank.draft)
     behind = _behind_for(rank, ranks, now)
     lagging = behind is not None and behind > policy.lag_threshold(usual)
@@ -140,26 +144,37 @@ def _assess_rank(
 def _behind_for(rank: RankState, ranks: tuple[RankState, ...], now: float) -> float | None:
     """Seconds since most of the other ranks left ``rank``'s stage, or None if they have not."""
     others = [other for other in ranks if other.tag != rank.tag]
-    key = (rank.stage, rank.draft)
-    left = sorted(t for t in (_left_at(other, key) for other in others) if t is not None)
+    left = sorted(t for t in (_left_at(other, rank.stage) for other in others) if t is not None)
     if not others or len(left) * 2 <= len(others):
         return None
     return max(now - left[len(left) // 2], 0.0)
 
 
+def _waiting_for(rank: RankState, ranks: tuple[RankState, ...]) -> list[str]:
+    """The live ranks still in an earlier stage: a collective makes ``rank`` wait for them."""
+    return [
+        other.tag
+        for other in ranks
+        if other.stage.order < rank.stage.order and not other.failed and other.tag != rank.tag
+    ]
+
+
 def _stage_silence(rank: RankState, ranks: tuple[RankState, ...], now: float) -> float:
     """Seconds since any rank in ``rank``'s stage printed a line (or entered the stage)."""
-    peers = [r for r in ranks if (r.stage, r.draft) == (rank.stage, rank.draft)] or [rank]
+    peers = [r for r in ranks if r.stage is rank.stage] or [rank]
     last = max(max(r.last_seen_at, r.stage_started_at) for r in peers)
     return max(now - last, 0.0)
 
 
-def _left_at(rank: RankState, key: StageKey) -> float | None:
-    """When ``rank`` entered a stage past ``key`` (from the injected clock), or None."""
-    target = (key[0].order, key[1])
-    entries = [(span.stage.order, span.draft, span.started_at) for span in rank.history]
-    entries.append((rank.stage.order, rank.draft, rank.stage_started_at))
-    later = [at for order, draft, at in entries if (order, draft) > target]
+def _left_at(rank: RankState, stage: Stage) -> float | None:
+    """When ``rank`` entered a stage after ``stage`` (from the injected clock), or None.
+
+    The draft model's part of a stage is the same stage here: SGLang's other ranks go silent
+    while rank 0 alone captures the draft model's graphs.
+    """
+    entries = [(span.stage.order, span.started_at) for span in rank.history]
+    entries.append((rank.stage.order, rank.stage_started_at))
+    later = [at for order, at in entries if order > stage.order]
     return min(later) if later else None
 
 
