@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from textual.pilot import Pilot
@@ -29,6 +30,14 @@ def _app(link: FakeLink, **options: object) -> MonitorApp:
         clock=FakeClock(),
         **options,  # type: ignore[arg-type]
     )
+
+
+async def _until(pilot: Pilot[int], condition: Callable[[], bool]) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition not reached")
 
 
 async def _settle(app: MonitorApp, pilot: Pilot[int]) -> None:
@@ -146,7 +155,7 @@ async def test_keys_can_be_remapped_by_binding_id() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await _settle(app, pilot)
         await pilot.press("o")
-        assert isinstance(app.screen, LogScreen)
+        await _until(pilot, lambda: isinstance(app.screen, LogScreen))
 
 
 async def test_help_lists_the_keys() -> None:

@@ -1,0 +1,71 @@
+"""Putting the monitor together for one host: session, log tail, health poll, engine and app."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from tui.app.alerts import NOTIFY_MODES, NotifyMode
+from tui.app.app import MonitorApp
+from tui.app.engine_link import EngineAdapter
+from tui.app.health_source import HealthSource
+from tui.app.launch_actions import LauncherOpener
+from tui.app.model import EXPECTED_STARTUP_SECONDS, Target
+from tui.app.session_source import SessionSource
+from tui.app.themes import DEFAULT_THEME
+from tui.engine.stall import StallPolicy
+from tui.io.session import HostSession
+
+
+def _no_keys() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSettings:
+    """Everything the monitor needs besides the session: what to tail and how to show it."""
+
+    target: Target
+    log_path: str
+    port: int | None = None
+    engine: str = "auto"
+    theme: str = DEFAULT_THEME
+    keys: Mapping[str, str] = field(default_factory=_no_keys)
+    notify: str = "auto"
+    expected_seconds: float = EXPECTED_STARTUP_SECONDS
+    stall: StallPolicy = field(default_factory=StallPolicy)
+
+
+def notify_mode(text: str) -> NotifyMode:
+    """The configured notification mode, ``auto`` when unknown."""
+    return next((mode for mode in NOTIFY_MODES if mode == text), "auto")
+
+
+def build_app(
+    session: HostSession,
+    settings: WatchSettings,
+    clock: Callable[[], float] = time.monotonic,
+    launcher: LauncherOpener | None = None,
+) -> MonitorApp:
+    """The app watching ``settings.log_path`` (and the health port) through ``session``."""
+    source = SessionSource(session, settings.log_path)
+    health = None
+    if settings.port is not None:
+        health = HealthSource(session, settings.port, settings.engine)
+    app = MonitorApp(
+        link=EngineAdapter(settings.engine, clock),
+        source=source,
+        target=settings.target,
+        health=health,
+        clock=clock,
+        theme=settings.theme,
+        keymap=settings.keys,
+        notify_mode=notify_mode(settings.notify),
+        expected_seconds=settings.expected_seconds,
+        reconnect=source.reconnect,
+        launcher=launcher,
+    )
+    app.state.stall_policy = settings.stall
+    return app

@@ -1,0 +1,133 @@
+"""``bringup watch [PROFILE]``: the monitor for one server, over SSH or on this machine.
+
+``bringup watch PROFILE`` watches the profile's first host; ``--host H --log PATH [--port P]``
+needs no configuration; ``--local --log PATH`` watches a log on this machine. Exit status: 0 on
+quit, 2 for an invalid configuration or command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui.config import Config, ConfigError, Profile, load_config
+from tui.config.model import DEFAULT_PORTS
+from tui.engine.sanitize import sanitize_line
+from tui.engine.stall import StallPolicy
+
+if TYPE_CHECKING:
+    from tui.app.launch_actions import LauncherOpener
+    from tui.io.session import HostSession
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "watch",
+        help="watch a server start: every rank, the verdict, health and failures",
+        description="Open the monitor for a profile, an SSH host or a local log.",
+    )
+    parser.add_argument("profile", nargs="?", metavar="PROFILE", help="profile to watch")
+    parser.add_argument("--config", type=Path, metavar="PATH", help="configuration file")
+    parser.add_argument("--host", metavar="HOST", help="SSH host ([user@]host[:port] or alias)")
+    parser.add_argument("--local", action="store_true", help="the log is on this machine")
+    parser.add_argument("--log", metavar="PATH", help="server log to follow")
+    parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
+    parser.add_argument("--engine", choices=("auto", "sglang", "vllm"), default=None)
+    parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+        plan = watch_plan(args, config)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
+        return 2
+    return asyncio.run(_watch(plan))
+
+
+class WatchPlan:
+    """The resolved command line and configuration: what to connect to and how to show it."""
+
+    def __init__(self, profile: Profile, host: str | None, log: str, config: Config) -> None:
+        self.profile = profile
+        self.host = host
+        self.log = log
+        self.config = config
+
+
+def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
+    """Combine the command line with the profile; ``ValueError`` names what is missing."""
+    ad_hoc = args.local or args.host is not None
+    profile = Profile() if ad_hoc and args.profile is None else config.profile(args.profile)
+    engine = args.engine or profile.engine
+    port = args.port if args.port is not None else profile.port
+    if port is None and ad_hoc:
+        port = DEFAULT_PORTS.get(engine, DEFAULT_PORTS["sglang"])
+    host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
+    log = args.log or profile.log_path
+    if log is None:
+        raise ValueError("no log to watch: give --log PATH or set log in the profile")
+    theme = args.theme or config.theme
+    chosen = replace(profile, engine=engine, port=port)
+    return WatchPlan(chosen, host, log, replace(config, theme=theme))
+
+
+async def _watch(plan: WatchPlan) -> int:
+    from tui.app.build import WatchSettings, build_app
+    from tui.app.model import Target
+    from tui.app.runner import run_app
+    from tui.app.themes import DEFAULT_THEME
+
+    profile = plan.profile
+    session = _session(plan)
+    settings = WatchSettings(
+        target=Target("" if profile.name == "default" else profile.name, plan.host or "local"),
+        log_path=plan.log,
+        port=profile.port,
+        engine=profile.engine,
+        theme=plan.config.theme or DEFAULT_THEME,
+        keys=plan.config.keys,
+        notify=plan.config.notify,
+        expected_seconds=profile.expected_startup,
+        stall=StallPolicy(factor=profile.stall.factor, floor=profile.stall.floor),
+    )
+    app = build_app(session, settings, launcher=_launcher(profile))
+    try:
+        return await run_app(app)
+    finally:
+        await session.close()
+
+
+def _session(plan: WatchPlan) -> HostSession:
+    from tui.io.session import HostSession, LocalConnector, SshConnector
+    from tui.io.ssh import SshTarget, parse_host_spec
+
+    if plan.host is None:
+        return HostSession(LocalConnector())
+    host, user, port = parse_host_spec(plan.host)
+    profile = plan.profile
+    target = SshTarget(
+        host,
+        user=user,
+        port=port,
+        config_path=profile.ssh_config,
+        known_hosts=profile.known_hosts,
+        host_key_policy="accept-new" if profile.host_key_policy == "accept-new" else "strict",
+    )
+    return HostSession(SshConnector(target))
+
+
+def _launcher(profile: Profile) -> LauncherOpener | None:
+    """L, K and R act on the profile's launch command; without one they are hidden."""
+    if not profile.launch.command:
+        return None
+    from tui.io.launch_profile import open_launcher
+
+    return functools.partial(open_launcher, profile)
