@@ -30,7 +30,8 @@ def free_port() -> int:
 class Sim:
     """One ``python -m tui.sim`` process, its log file and its address."""
 
-    def __init__(self, tmp: Path, args: list[str], port: int | None = None) -> None:
+    def __init__(self, tmp: Path, args: list[str], port: int | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.port = port or free_port()
         self.log = tmp / f"sim-{self.port}.log"
         self.pid_file = tmp / f"sim-{self.port}.pid"
@@ -41,7 +42,8 @@ class Sim:
             "--state-file", str(self.state_file),
         ]
         self.proc = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+                                     stderr=subprocess.PIPE, start_new_session=True,
+                                     env={**os.environ, **(env or {})})
 
     @property
     def url(self) -> str:
@@ -125,8 +127,9 @@ class SimFactory:
         self.tmp = tmp
         self.started: list[Sim] = []
 
-    def __call__(self, args: list[str], port: int | None = None) -> Sim:
-        sim = Sim(self.tmp, args, port)
+    def __call__(self, args: list[str], port: int | None = None,
+                 env: dict[str, str] | None = None) -> Sim:
+        sim = Sim(self.tmp, args, port, env)
         self.started.append(sim)
         return sim
 

@@ -101,7 +101,7 @@ class Runner:
 
     def _perform(self, action: object) -> None:
         if isinstance(action, Log):
-            self.sink.log(action.who, action.msg, action.level, action.src)
+            self.sink.log(action.who, action.msg, action.level, action.src, action.shown)
         elif isinstance(action, Raw):
             self.sink.raw(action.text, action.who, action.stamped)
         elif isinstance(action, Gpu):
