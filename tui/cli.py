@@ -22,6 +22,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("launch", "start the profile's server on its hosts"),
     ("kill", "stop the profile's newest run (SIGTERM, grace period, SIGKILL)"),
     ("restart", "stop the profile's newest run, then launch it again"),
+    ("sim", "run a simulated SGLang/vLLM server"),
     ("watch", "watch a server start: every rank, the verdict, health and failures"),
 )
 
