@@ -184,6 +184,8 @@ def _sshd_config(workdir: Path, port: int, host_key: Path, authorized: Path) -> 
             "MaxSessions 32",
             "MaxStartups 64",
             "LogLevel ERROR",
+            # A fresh HOME keeps the machine's shell start-up files out of the tests.
+            f"SetEnv HOME={workdir / 'home'}",
             "",
         ]
     )
@@ -212,6 +214,7 @@ def start_openssh(workdir: Path, alias: str = "bringup-test") -> TestServer:
     authorized = workdir / "authorized_keys"
     authorized.write_text(_public(_write_key(client_key)) + "\n")
     port = free_port()
+    (workdir / "home").mkdir(exist_ok=True)
     config = workdir / "sshd_config"
     config.write_text(_sshd_config(workdir, port, workdir / "host_ed25519", authorized))
     log = workdir / "sshd.log"

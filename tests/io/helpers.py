@@ -51,6 +51,10 @@ class Collected:
     gaps: list[Gap] = field(default_factory=list)
     offsets_ok: bool = True
 
+    def __repr__(self) -> str:
+        sizes = [len(s) for s in self.segments]
+        return f"Collected(sizes={sizes}, markers={self.markers}, gaps={self.gaps})"
+
     def add(self, item: TailItem) -> None:
         if isinstance(item, Chunk):
             if item.offset != len(self.segments[-1]):
@@ -90,11 +94,13 @@ async def collecting(items: AsyncIterator[TailItem]) -> AsyncIterator[Collected]
             await task
 
 
-async def eventually(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+async def eventually(
+    condition: Callable[[], bool], timeout: float = 30.0, state: object = None
+) -> None:
     """Wait until ``condition()`` holds; fail (without asserting any timing) if it never does."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
         if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
+            raise AssertionError(f"condition not met within {timeout} s; state: {state!r}")
         await asyncio.sleep(0.02)

@@ -9,29 +9,16 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from tests.io.helpers import collecting, eventually, sha256, start_writer
 from tests.sshd import TestServer
 from tui.io.events import ConnectionEvent, ConnectionLost, MarkerKind, Reconnected
-from tui.io.session import Backoff, HostSession, SshConnector
+from tui.io.session import HostSession
 from tui.io.tail import TailOptions
 
 SECONDS = float(os.environ.get("BRINGUP_STREAM_SECONDS", "2"))
 FAST = TailOptions(probe_interval=0.3, wait_interval=0.1)
-
-
-@pytest.fixture
-async def session(ssh_server: TestServer) -> AsyncIterator[HostSession]:
-    opened = HostSession(
-        SshConnector(ssh_server.target()), backoff=Backoff(first=0.05, most=0.5)
-    )
-    await opened.start()
-    yield opened
-    await opened.close()
 
 
 async def test_a_log_written_at_100k_lines_per_second_arrives_intact(

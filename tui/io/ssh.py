@@ -252,6 +252,7 @@ class SshStream:
         self._process = process
         self._stderr = bytearray()
         self._stderr_task = asyncio.create_task(self._collect_stderr())
+        self._started = False
 
     async def _collect_stderr(self) -> None:
         with contextlib.suppress(OSError, asyncssh.Error):
@@ -262,9 +263,11 @@ class SshStream:
 
     async def read(self, size: int = CHUNK_SIZE) -> bytes:
         try:
-            return await self._process.stdout.read(size)
+            data = await self._process.stdout.read(size)
         except (OSError, asyncssh.Error) as exc:
             raise LinkLost(str(exc) or type(exc).__name__) from exc
+        self._started = True
+        return data
 
     async def write(self, data: bytes) -> None:
         try:
@@ -277,8 +280,14 @@ class SshStream:
         return self._stderr.decode("utf-8", "replace")
 
     async def close(self) -> int | None:
+        """Stop the command: SIGTERM once it has produced output, then close the channel.
+
+        Before any output the host may still be running the login shell's start-up files;
+        those are left to finish (the command then meets a closed channel and ends).
+        """
         with contextlib.suppress(OSError, asyncssh.Error):
-            if self._process.exit_status is None:
+            self._process.stdin.write_eof()
+            if self._started and self._process.exit_status is None:
                 self._process.terminate()
         self._process.close()
         with contextlib.suppress(OSError, asyncssh.Error, asyncio.TimeoutError):

@@ -102,12 +102,12 @@ class LogTail:
                 self._waiting = False
                 yield Marker(MarkerKind.APPEARED, f"{printable(self.path)} appeared")
             verdict = await self._check(transport, opened.report, resuming)
+            resuming = False
             for item in verdict.items:
                 yield item
             if verdict.restart:
                 await opened.stream.close()
                 continue
-            resuming = False
             async for item in self._pump(transport, opened):
                 yield item
             if self._ended:

@@ -1,0 +1,112 @@
+"""After a lost link the tail resumes at its offset, or explains why it starts over (SSH)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.io.helpers import Collected, eventually
+from tests.sshd import TestServer
+from tui.io.events import MarkerKind
+from tui.io.ssh import SshTransport, connect
+from tui.io.tail import LogTail, TailOptions
+from tui.io.transport import LinkLost
+
+FAST = TailOptions(probe_interval=0.3, wait_interval=0.1)
+A = b"[2025-01-01 00:00:00 TP0] before the link dropped\n" * 20
+B = b"[2025-01-01 00:05:00 TP0] the new file\n" * 3
+
+
+async def follow_once(
+    server: TestServer, log_tail: LogTail, got: Collected, until: Callable[[], bool]
+) -> None:
+    """Follow on a fresh connection until ``until()`` holds, then drop that connection."""
+    transport = SshTransport(await connect(server.target()))
+
+    async def consume() -> None:
+        with contextlib.suppress(LinkLost):
+            async for item in log_tail.follow(transport):
+                got.add(item)
+
+    task = asyncio.create_task(consume())
+    try:
+        await eventually(until, state=got)
+    finally:
+        server.drop_connections()
+        await asyncio.wait_for(task, 30)
+        await transport.close()
+
+
+def second_file_is(got: Collected, data: bytes) -> bool:
+    return len(got.segments) == 2 and got.current == data
+
+
+async def test_an_unchanged_file_is_resumed_at_the_offset(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(A)
+    log_tail, got = LogTail(str(log), options=FAST), Collected()
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == A)
+    with log.open("ab") as handle:
+        handle.write(B)
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == A + B)
+    assert got.kinds == [MarkerKind.RESUMED]
+    assert got.markers[0].detail == f"resumed at byte {len(A)}"
+    assert got.offsets_ok
+
+
+async def test_a_rotation_while_disconnected_recovers_the_unread_bytes(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(A)
+    log_tail, got = LogTail(str(log), options=FAST), Collected()
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == A)
+    with log.open("ab") as handle:
+        handle.write(b"written while we were away\n")
+    os.rename(log, tmp_path / "server.log.1")
+    log.write_bytes(B)
+    await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, B))
+    assert [bytes(s) for s in got.segments] == [A + b"written while we were away\n", B]
+    assert got.kinds == [MarkerKind.ROTATED]
+    assert "27 unread bytes were read" in got.markers[0].detail
+
+
+async def test_a_truncation_while_disconnected_starts_over(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(A)
+    log_tail, got = LogTail(str(log), options=FAST), Collected()
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == A)
+    log.write_bytes(B)
+    await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, B))
+    assert got.kinds == [MarkerKind.TRUNCATED]
+
+
+async def test_a_rewrite_while_disconnected_is_detected_by_its_first_bytes(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(B)
+    log_tail, got = LogTail(str(log), options=FAST), Collected()
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == B)
+    log.write_bytes(A)
+    await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, A))
+    assert got.kinds == [MarkerKind.REWRITTEN]
+
+
+async def test_a_start_offset_skips_what_was_already_read(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(A + B)
+    log_tail, got = LogTail(str(log), start_offset=len(A), options=FAST), Collected()
+    got.segments[-1] += A
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == A + B)
+    assert got.markers == []
+    assert got.offsets_ok
