@@ -221,6 +221,13 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
          FailureKind.HANG, False),
         ("Killed", FailureKind.KILLED, True),
         ("EngineCore failed to start.", None, True),
+        ("Got fatal signal from worker processes, shutting down", None, True),
+        ("ValueError: Invalid repository ID or local directory specified: '/m'",
+         FailureKind.WEIGHTS_MISSING, False),
+        ("FileNotFoundError: No such file or directory: '/m/config.json'",
+         FailureKind.WEIGHTS_MISSING, False),
+        ("RuntimeError: operation not permitted when stream is capturing",
+         FailureKind.CUDA_GRAPH, False),
     ],
 )  # fmt: skip
 def test_failure_signatures(text: str, kind: FailureKind | None, hard: bool) -> None:

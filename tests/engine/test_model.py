@@ -175,13 +175,13 @@ def test_serving_needs_real_work_after_ready() -> None:
     assert serving.last_stage is Stage.SERVING
 
 
-def test_decode_figures_are_kept_and_events_thinned_per_second() -> None:
+def test_decode_figures_are_kept_and_events_thinned_to_ten_seconds() -> None:
     decode = (
         "Decode batch, #running-req: 2, #token: 9, token usage: 0.01, accept len: {0:.2f}, "
         "accept rate: 0.50, cuda graph: True, gen throughput (token/s): {1:.2f}, #queue-req: 0, "
     )
     text = sglang_lines(READY, rank="") + "".join(
-        f"[2026-01-01 00:00:{5 + i // 3:02d} TP0] {decode.format(2 + i / 10, 40 + i)}\n"
+        f"[2026-01-01 00:00:{5 + i * 3:02d} TP0] {decode.format(2 + i / 10, 40 + i)}\n"
         for i in range(9)
     )
     snapshot, events = run_text(text, size=97)

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from tui.engine.events import Event
 from tui.engine.grammar import LineGrammar
 from tui.engine.model import StartupModel
-from tui.engine.sanitize import MAX_LINE_CHARS, cap_line, clean_segment, overlay, split_lines
+from tui.engine.sanitize import (
+    MAX_LINE_CHARS,
+    bytes_need_cleaning,
+    cap_line,
+    clean_segment,
+    overlay,
+    split_lines,
+)
 from tui.engine.scan import LogLine, Scanner
 from tui.engine.snapshot import Snapshot
 
@@ -84,7 +91,8 @@ class LogEngine:
             self._finish_partial(now)
             head = head[first + 1 :]
         if head:
-            lines, redrawn = split_lines(head.decode("utf-8", "replace"))
+            suspect = bytes_need_cleaning(head)
+            lines, redrawn = split_lines(head.decode("utf-8", "replace"), suspect=suspect)
             lines.pop()
             self._scanner.scan(lines, redrawn, now)
         self._extend_partial(tail, now)

@@ -41,6 +41,9 @@ from tui.engine.snapshot import Failure, RankState, ServerInfo, Snapshot
 from tui.engine.stages import Outcome, Stage
 
 MAIN = ev.MAIN
+EVENT_BUCKET = 18
+"""Decode and request events are thinned to one per ten log seconds: the first 18 characters
+of a timestamp (``2026-01-01 00:00:1``) name a ten-second bucket."""
 MAX_RANKS = 512
 """Tags beyond this many are counted under ``main`` (a hostile log cannot exhaust memory)."""
 _DIGITS = re.compile(r"\d+")
@@ -242,17 +245,20 @@ class StartupModel:
         )  # fmt: skip
 
     def _on_decode(self, hit: DecodeHit, at: At) -> None:
-        self.decode.add(hit)
+        if at.parsed.semantics == "sglang" and hit.gen_throughput is not None:
+            self.decode.pending.append(at.parsed.msg)
+        else:
+            self.decode.add(hit)
         self.decode_event(at.rank.tag if at.rank else None, hit, at.when)
         if self.ready_line_seen:
             self._serve(at.when)
 
     def decode_event(self, tag: str | None, hit: DecodeHit, when: LogTime) -> None:
-        """At most one decode event per rank and log second (a busy server logs many)."""
-        key, second = tag or MAIN, when.text[:19] if when.text else None
-        if second is not None and self.decode_ts.get(key) == second:
+        """At most one decode event per rank and ten log seconds (a busy server logs many)."""
+        key, bucket = tag or MAIN, when.text[:EVENT_BUCKET] if when.text else None
+        if bucket is not None and self.decode_ts.get(key) == bucket:
             return
-        self.decode_ts[key] = second
+        self.decode_ts[key] = bucket
         self.events.append(
             ev.DecodeStats(when.line, tag, when.ts, hit.gen_throughput, hit.accept_len,
                            hit.accept_rate, hit.running, hit.queued)
@@ -262,17 +268,17 @@ class StartupModel:
         self.decode.add_spec(hit)
 
     def _on_request(self, hit: RequestHit, at: At) -> None:
-        self.requests += 1
-        self._request_event(at.rank.tag if at.rank else None, hit, at.when)
-        if self.ready_line_seen and is_generation(hit):
-            self._serve(at.when)
+        self.request_seen(at.rank.tag if at.rank else None, hit, at.when)
 
-    def _request_event(self, tag: str | None, hit: RequestHit, when: LogTime) -> None:
-        """At most one request event per log second, except for server errors."""
-        second = when.text[:19] if when.text else None
-        if hit.status < 500 and second is not None and second == self.request_ts:
+    def request_seen(self, tag: str | None, hit: RequestHit, when: LogTime) -> None:
+        """Count a request; at most one event per ten log seconds, except for server errors."""
+        self.requests += 1
+        if self.ready_line_seen and is_generation(hit):
+            self._serve(when)
+        bucket = when.text[:EVENT_BUCKET] if when.text else None
+        if hit.status < 500 and bucket is not None and bucket == self.request_ts:
             return
-        self.request_ts = second
+        self.request_ts = bucket
         self.events.append(
             ev.RequestLogged(when.line, tag, when.ts, hit.method, hit.path, hit.status)
         )

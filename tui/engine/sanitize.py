@@ -37,6 +37,19 @@ _CONTROLS: dict[int, str | None] = {
 }
 
 
+# Bytes that never need cleaning: tab, newline, printable ASCII and every byte >= 0x80 (UTF-8
+# lead and continuation bytes; the only C1 controls UTF-8 can spell start with 0xC2).
+_ORDINARY_BYTES = bytes([0x09, 0x0A, *range(0x20, 0x7F), *range(0x80, 0x100)])
+_C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
+
+
+def bytes_need_cleaning(data: bytes) -> bool:
+    """False when ``data`` holds no control, DEL or C1 character (checked at C speed)."""
+    if data.translate(None, _ORDINARY_BYTES):
+        return True
+    return b"\xc2" in data and _C1_BYTES.search(data) is not None
+
+
 def clean_segment(text: str) -> str:
     """Strip escapes and neutralise controls in text that holds no ``\\r`` or ``\\n``."""
     if _SUSPECT.search(text) is None:
@@ -77,17 +90,19 @@ def sanitize_line(raw: str, limit: int = MAX_LINE_CHARS) -> str:
 
 
 def split_lines(
-    text: str, limit: int = MAX_LINE_CHARS
+    text: str, limit: int = MAX_LINE_CHARS, suspect: bool | None = None
 ) -> tuple[list[str], dict[int, list[str]]]:
     """Split decoded text on ``\\n`` into safe lines.
 
     Returns the lines and, for each line that was redrawn with ``\\r``, its cleaned segments
     (the caller may want every intermediate tqdm state, not only the last one). The number of
     lines is always ``text.count("\\n") + 1``: sanitizing never adds or removes a line.
+    ``suspect=False`` says the caller already knows that nothing needs cleaning (see
+    ``bytes_need_cleaning``).
     """
     lines = text.split("\n")
     segmented: dict[int, list[str]] = {}
-    if _SUSPECT.search(text) is None:
+    if suspect is False or (suspect is None and _SUSPECT.search(text) is None):
         if len(text) > limit and max(map(len, lines)) > limit:
             lines = [cap_line(line, limit) for line in lines]
         return lines, segmented

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from tui.engine import events as ev
 from tui.engine.grammar import LineGrammar, sglang, vllm
-from tui.engine.grammar.common import bar_hits, parse_bar
+from tui.engine.grammar.common import bar_hits, parse_access, parse_bar
 from tui.engine.grammar.hits import Parsed, ProgressHit
 from tui.engine.model import StartupModel
 
@@ -47,14 +47,28 @@ class Scanner:
     # ------------------------------------------------------------------ batches
 
     def scan(self, lines: list[str], redrawn: dict[int, list[str]], now: float) -> None:
-        """Process complete lines (numbered from ``model.lines + 1``)."""
-        if redrawn or self.kept is not None:
+        """Process complete lines (numbered from ``model.lines + 1``).
+
+        Lines that were redrawn with ``\\r`` (their segments in ``redrawn``) go one by one;
+        the runs of ordinary lines between them take the fast path.
+        """
+        if self.kept is not None:
             self._scan_each(lines, redrawn, now)
-        else:
-            self._scan_fast(lines, now)
+            return
+        start = 0
+        for index in sorted(redrawn):
+            if index > start:
+                self._scan_fast(lines[start:index], now)
+            self._scan_each([lines[index]], {0: redrawn[index]}, now)
+            start = index + 1
+        if start < len(lines):
+            self._scan_fast(lines[start:] if start else lines, now)
 
     def scan_one(self, line: str, now: float, redrawn: bool) -> None:
         """One complete line (the end of a line carried over from earlier chunks)."""
+        if not redrawn and self.kept is None:
+            self._scan_fast([line], now)
+            return
         number = self.model.lines + 1
         tag = self.line(line, number, now, redrawn=redrawn)
         self.model.lines = number
@@ -82,19 +96,19 @@ class Scanner:
     def _scan_fast(self, lines: list[str], now: float) -> None:
         """The hot loop, kept in one function on purpose: a call per line costs too much.
 
-        Only lines of a serving server take the shortcut; anything unexpected (a parse error,
-        an access line that may need an event) falls through to ``line``.
+        While the server is serving, SGLang lines whose message is a decode line, a prefill
+        line, a non-error access line or a message no rule can match are handled here: decode
+        lines are queued for a bulk parse, the first decode and access line of each log second
+        still produce their (thinned) event, and only the owner of each line is noted. Anything
+        else goes through ``line``, which gives the same result the slow way.
         """
         model, tags = self.model, self._tags
-        decode = model.decode
-        gens, accepts, rates = (
-            decode.gen_throughput.append,
-            decode.accept_len.append,
-            decode.accept_rate.append,
-        )
-        last: dict[str, str] = {}
-        seen: list[str] = []
-        number = model.lines
+        queue = model.decode.pending.append
+        decode_ts = model.decode_ts
+        boring = sglang.is_boring
+        owners: list[str | None] = []
+        own = owners.append
+        number, cut, requests = model.lines, 0, 0
         serving = model.serving
         for line in lines:
             number += 1
@@ -107,53 +121,52 @@ class Scanner:
                 if tag == "?":
                     tag = self._tag(tail)
                 if tag is not None:
-                    head = line[end + 2 : end + 8]
-                    second = line[1:20]
-                    try:
-                        if head == "Decode":
-                            start = line.find(_GEN, end) + 26
-                            stop = line.find(",", start)
-                            if start > 26 and stop > 0:
-                                gen = float(line[start:stop])
-                                begin = line.find(_ACCEPT, end, start) + 12
-                                if begin > 12:
-                                    stop = line.find(",", begin)
-                                    accept = float(line[begin:stop])
-                                    rate_at = line.find(_RATE, stop, start) + 13
-                                    if rate_at > 13:
-                                        rates(float(line[rate_at : line.find(",", rate_at)]))
-                                    accepts(accept)
-                                gens(gen)
-                                decode.lines += 1
-                                if model.decode_ts.get(tag) != second:
-                                    self._decode_event(tag, line, end - len(tail), number, now)
-                                last[tag] = line
-                                seen.append(tag)
-                                continue
-                        elif head == "Prefil" or (
-                            head == "INFO: "
-                            and second == model.request_ts
-                            and '" 5' not in line
-                            and ' - "' in line
-                        ):
-                            if head == "INFO: ":
-                                model.requests += 1
-                            last[tag] = line
-                            seen.append(tag)
+                    at = end + 2
+                    head = line[at : at + 6]
+                    if head == "Decode":
+                        if _GEN in line:
+                            queue(line)
+                            if decode_ts.get(tag) != line[1:19]:
+                                self._decode_event(tag, line, at, end - len(tail), number, now)
+                            own(tag)
                             continue
-                    except ValueError:
-                        pass
+                    elif head == "Prefil":
+                        own(tag)
+                        continue
+                    elif head == "INFO: ":
+                        if ' - "' in line and '" 5' not in line:
+                            if line[1:19] == model.request_ts:
+                                requests += 1
+                            else:
+                                self._request(tag, line, at, end - len(tail), number, now)
+                            own(tag)
+                            continue
+                    elif boring(line, at):
+                        own(tag)
+                        continue
             runs = model.runs_before
-            found = self.line(line, number, now)
+            own(self.line(line, number, now))
             if model.runs_before != runs:
-                last.clear()
-                seen.clear()
-            if found is not None:
-                last[found] = line
-                seen.append(found)
+                cut, requests = len(owners) - 1, 0
             serving = model.serving
         model.lines = number
-        model.absorb(last, Counter(seen), now)
+        model.requests += requests
+        self._absorb(lines, owners, cut, now)
+
+    def _absorb(self, lines: list[str], owners: list[str | None], cut: int, now: float) -> None:
+        """Hand each rank its line count and last line (from index ``cut``, the current run)."""
+        counted = Counter(owners[cut:] if cut else owners)
+        counts = {owner: count for owner, count in counted.items() if owner is not None}
+        missing = set(counts)
+        last: dict[str, str] = {}
+        for index in range(len(owners) - 1, cut - 1, -1):
+            owner = owners[index]
+            if owner is not None and owner in missing:
+                last[owner] = lines[index]
+                missing.discard(owner)
+                if not missing:
+                    break
+        self.model.absorb(last, counts, now)
 
     def _tag(self, tail: str) -> str | None:
         if len(self._tags) > 4096:
@@ -162,10 +175,22 @@ class Scanner:
         self._tags[tail] = tag
         return tag
 
-    def _decode_event(self, tag: str, line: str, ts_end: int, number: int, now: float) -> None:
-        msg = line[line.find("] ", 19) + 2 :]
+    def _decode_event(
+        self, tag: str, line: str, at: int, ts_end: int, number: int, now: float
+    ) -> None:
+        msg = line[at:]
         when = self.model.when(Parsed(tag, line[1:ts_end], msg, ()), number, now)
         self.model.decode_event(tag, sglang.decode_hit(msg), when)
+
+    def _request(self, tag: str, line: str, at: int, ts_end: int, number: int, now: float) -> None:
+        msg = line[at:]
+        request = parse_access(msg)
+        if request is None:
+            self.line(line, number, now)
+            return
+        when = self.model.when(Parsed(tag, line[1:ts_end], msg, ()), number, now)
+        self.model.rank(tag, when)
+        self.model.request_seen(tag, request, when)
 
     # ------------------------------------------------------------------ single lines
 

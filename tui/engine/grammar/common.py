@@ -187,9 +187,28 @@ _EXCEPTION = re.compile(
 )
 
 
+# Every failure pattern above contains one of these words; checking them first is far cheaper
+# than the full patterns, and almost every line contains none.
+_KEYWORDS = (
+    "rror", "xception", "raceback", "emory", "NCCL", "nccl", "HCCL", "atchdog", "igquit",
+    "IGQUIT", "died", "ailed", "crashed", "terminat", "Fatal", "Killed", "in use", "weights",
+    "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
+    "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
+    "No such file", "stream is capturing",
+)  # fmt: skip
+
+
+def maybe_failure(text: str) -> bool:
+    """False when ``text`` cannot hold a failure signature (a cheap first test)."""
+    for keyword in _KEYWORDS:  # noqa: SIM110 - a plain loop is faster than any() here
+        if keyword in text:
+            return True
+    return False
+
+
 def failure_hit(msg: str) -> FailureHit | None:
-    """The failure signature in ``msg``, or None. One search when nothing matches."""
-    if _ANY.search(msg) is None:
+    """The failure signature in ``msg``, or None."""
+    if not maybe_failure(msg) or _ANY.search(msg) is None:
         return None
     cause = next((kind for pattern, kind in _CAUSES if pattern.search(msg)), None)
     for pattern, kind in _HARD:

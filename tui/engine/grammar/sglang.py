@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from tui.engine.grammar.args import sglang_args
-from tui.engine.grammar.common import parse_access, uvicorn_hits
+from tui.engine.grammar.common import maybe_failure, parse_access, uvicorn_hits
 from tui.engine.grammar.hits import (
     DecodeHit,
     Hit,
@@ -82,6 +82,36 @@ def decode_hit(msg: str) -> DecodeHit:
         _number(msg, "accept rate: "),
         None if running is None else int(running),
         None if queued is None else int(queued),
+    )
+
+
+_GEN = re.compile(r"gen throughput \(token/s\): ([\d.]+)")
+_ACCEPT_LEN = re.compile(r"accept len: ([\d.]+)")
+_ACCEPT_RATE = re.compile(r"accept rate: ([\d.]+)")
+
+
+def _floats(values: list[str]) -> list[float]:
+    try:
+        return list(map(float, values))
+    except ValueError:
+        return [number for number in map(_float_or_none, values) if number is not None]
+
+
+def _float_or_none(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def decode_figures(text: str) -> tuple[list[float], list[float], list[float]]:
+    """Every gen throughput, accept len and accept rate figure in ``text`` (one or many decode
+    lines joined by newlines), in order; unreadable numbers are skipped. Reading many lines at
+    once gives exactly what reading them one by one gives."""
+    return (
+        _floats(_GEN.findall(text)),
+        _floats(_ACCEPT_LEN.findall(text)),
+        _floats(_ACCEPT_RATE.findall(text)),
     )
 
 
@@ -153,6 +183,24 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"Start of pd disaggregation warmup", _fixed(StageHit(Stage.WARMUP, "pd_warmup"))),
     )
 )  # fmt: skip
+
+
+# The first four characters of every message a rule above (or uvicorn) can match, except the
+# ones with a free-form label in front of ``KV Cache`` and the multimodal ``Using X as ...``.
+_PREFIXES = frozenset(
+    ("serv", "Init", "Load", "Mult", "Atte", "The ", "Mamb", "Memo", "Capt", "max_", "Deco",
+     "SIGT", "Star", "INFO", "WARN", "ERRO", "DEBU", "CRIT")
+)  # fmt: skip
+
+
+def is_boring(line: str, start: int) -> bool:
+    """True when the message at ``line[start:]`` can mean nothing (no rule, no failure)."""
+    first = line[start : start + 4]
+    if first in _PREFIXES or "KV Cache" in line:
+        return False
+    if first == "Usin" and "multimodal attention backend" in line:
+        return False
+    return not maybe_failure(line)
 
 
 def message_hits(msg: str) -> tuple[Hit, ...]:
