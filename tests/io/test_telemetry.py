@@ -7,6 +7,7 @@ fails the ways nvidia-smi fails. Everything else (sshd, channels, processes) is 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.sshd import TestServer
 from tui.engine.gpu import NoTelemetryKind
 from tui.engine.gpu_model import GpuSnapshot
 from tui.io.local import LocalTransport
+from tui.io.session import HostSession
 from tui.io.ssh import SshTransport, connect
 from tui.io.telemetry import (
     TelemetryChannel,
@@ -202,27 +204,44 @@ async def test_channel_accepts_any_transport(fake_smi: Path) -> None:
     assert seen[-1].samples == 16
 
 
-async def test_dropped_connection_reads_as_disconnected_then_recovers_on_a_new_one(
-    ssh_server: TestServer, ssh: SshTransport, fake_smi: Path
+async def test_dropped_connection_reads_as_disconnected_and_resumes_with_the_session(
+    ssh_server: TestServer, session: HostSession, fake_smi: Path
 ) -> None:
-    channel = TelemetryChannel(ssh, _settings(fake_smi, "--ticks=100000"), sleep=Pauses())
+    channel = TelemetryChannel(session, _settings(fake_smi, "--ticks=100000"), sleep=Pauses())
     seen: list[GpuSnapshot] = []
-    fresh: SshTransport | None = None
-    stream = channel.snapshots()
-    async for snapshot in stream:
-        seen.append(snapshot)
-        if len(seen) == 2:
-            assert ssh_server.drop_connections() >= 1
-        if snapshot.missing is not None and fresh is None:
-            assert snapshot.missing.kind is NoTelemetryKind.DISCONNECTED
-            assert len(snapshot.gpus) == 8  # the last figures stay, marked missing
-            fresh = SshTransport(await connect(ssh_server.target()))
-            channel.rebind(fresh)
-        if fresh is not None and snapshot.missing is None:
-            break
-        assert len(seen) < 500
-    await stream.aclose()
-    assert fresh is not None
-    await fresh.close()
-    assert seen[-1].missing is None
+    outage: GpuSnapshot | None = None
+    async with contextlib.aclosing(channel.snapshots()) as snapshots:
+        async for snapshot in snapshots:
+            seen.append(snapshot)
+            if len(seen) == 2:
+                assert ssh_server.drop_connections() >= 1
+            if snapshot.missing is not None and outage is None:
+                outage = snapshot
+            if outage is not None and snapshot.missing is None:
+                break
+            assert len(seen) < 500
+    assert outage is not None
+    assert outage.missing is not None
+    assert outage.missing.kind is NoTelemetryKind.DISCONNECTED
+    assert len(outage.gpus) == 8  # the last figures stay while the link is down
+    assert seen[-1].missing is None  # readings flow again on the new connection
     assert channel.restarts >= 1
+
+
+async def test_closed_session_ends_the_stream(session: HostSession, fake_smi: Path) -> None:
+    channel = TelemetryChannel(session, _settings(fake_smi, "--ticks=1"), sleep=Pauses())
+    await session.close()
+    seen = [snapshot async for snapshot in channel.snapshots()]
+    assert len(seen) == 1
+    assert seen[0].missing is not None
+    assert seen[0].missing.kind is NoTelemetryKind.DISCONNECTED
+
+
+async def test_busy_check_and_process_list_through_a_session(
+    session: HostSession, fake_smi: Path
+) -> None:
+    settings = _settings(fake_smi, "--mode=busy", "--ticks=1")
+    report = await busy_before_launch(session, settings)
+    assert [gpu.index for gpu in report.busy] == [1]
+    listed = await TelemetryChannel(session, settings).query_apps()
+    assert [app.pid for app in listed.apps] == [4242]

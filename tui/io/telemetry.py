@@ -19,11 +19,18 @@ import shlex
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from tui.engine.gpu import QueryGpuStream, parse_compute_apps, parse_query_gpu
 from tui.engine.gpu_model import BUSY_MIB, BusyGpu, GpuSnapshot, GpuTelemetry, busy_gpus
 from tui.engine.gpu_values import AppList, GpuSample, NoTelemetry, NoTelemetryKind, classify_failure
-from tui.io.transport import CommandResult, CommandStream, CommandTimedOut, LinkLost, Transport
+from tui.io.transport import (
+    CommandResult,
+    CommandStream,
+    LinkLost,
+    Transport,
+    TransportError,
+)
 
 LIVE_COLUMNS = (
     "index", "uuid", "name", "memory.used", "memory.total", "utilization.gpu", "power.draw",
@@ -102,35 +109,60 @@ def ended_reason(status: int | None, stderr: str, seen: NoTelemetry | None) -> N
     return NoTelemetry(NoTelemetryKind.ENDED, f"{status_text}{': ' + detail if detail else ''}")
 
 
+@runtime_checkable
+class TransportSource(Protocol):
+    """Where the host's current connection comes from; a ``HostSession`` is one.
+
+    ``transport()`` waits while the link is being re-established; ``link_failed()`` tells the
+    owner that a transport it handed out has failed.
+    """
+
+    async def transport(self) -> Transport: ...
+
+    def link_failed(self, transport: Transport) -> None: ...
+
+
+class _OneTransport:
+    """A fixed transport as a :class:`TransportSource` (no reconnection)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    async def transport(self) -> Transport:
+        return self._transport
+
+    def link_failed(self, transport: Transport) -> None:
+        return None
+
+
 class TelemetryChannel:
-    """The live telemetry of one host.
+    """The live telemetry of one host, on its session's connection (or a given transport).
 
     Iterate :meth:`snapshots` from a worker, inside ``contextlib.aclosing`` (or call its
-    ``aclose``) so that stopping the iteration also stops the remote ``nvidia-smi``.
+    ``aclose``) so that stopping the iteration also stops the remote ``nvidia-smi``. With a
+    session, the stream follows reconnections by itself.
     """
 
     def __init__(
         self,
-        transport: Transport,
+        source: TransportSource | Transport,
         settings: TelemetrySettings | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self._transport = transport
+        self._source = source if isinstance(source, TransportSource) else _OneTransport(source)
         self.settings = settings or TelemetrySettings()
         self.model = GpuTelemetry(clock)
         self._sleep = sleep
+        self._finished = False
         self.restarts = 0
 
-    def rebind(self, transport: Transport) -> None:
-        """Use a new connection to the same host (after a reconnect) from the next restart."""
-        self._transport = transport
-
     async def snapshots(self) -> AsyncGenerator[GpuSnapshot, None]:
-        """A snapshot per chunk of readings and one per outage; restarts the stream forever."""
+        """A snapshot per chunk of readings and one per outage; restarts the stream until the
+        session closes."""
         delay = self.settings.retry_first
-        while True:
+        while not self._finished:
             flowed = False
             async for snapshot in self._one_stream():
                 flowed = flowed or snapshot.missing is None
@@ -140,17 +172,21 @@ class TelemetryChannel:
                 delay = self.settings.retry_first
             elif missing is not None and missing.kind in _LASTING:
                 delay = self.settings.retry_max
-            await self._sleep(delay)
-            delay = min(delay * 2, self.settings.retry_max)
-            self.restarts += 1
+            if not self._finished:
+                await self._sleep(delay)
+                delay = min(delay * 2, self.settings.retry_max)
+                self.restarts += 1
 
     async def _one_stream(self) -> AsyncGenerator[GpuSnapshot, None]:
         try:
-            stream = await self._transport.open_stream(stream_argv(self.settings))
-        except LinkLost as exc:
-            # A local transport reports a missing executable this way too.
-            found = classify_failure(str(exc))
-            self.model.lost(found or NoTelemetry(NoTelemetryKind.DISCONNECTED, str(exc)))
+            transport = await self._source.transport()
+        except TransportError as exc:  # the session closed, or was refused for good
+            self._finished = True
+            self.model.lost(NoTelemetry(NoTelemetryKind.DISCONNECTED, str(exc)))
+            yield self.model.snapshot()
+            return
+        stream = await self._open(transport)
+        if stream is None:
             yield self.model.snapshot()
             return
         seen: NoTelemetry | None = None
@@ -160,11 +196,23 @@ class TelemetryChannel:
                 seen = snapshot.missing or seen
                 yield snapshot
         except LinkLost as exc:
+            self._source.link_failed(transport)
             lost = NoTelemetry(NoTelemetryKind.DISCONNECTED, str(exc))
         finally:
             status = await stream.close()  # also when the consumer stops iterating
         self.model.lost(lost or ended_reason(status, stream.stderr_text(), seen))
         yield self.model.snapshot()
+
+    async def _open(self, transport: Transport) -> CommandStream | None:
+        try:
+            return await transport.open_stream(stream_argv(self.settings))
+        except LinkLost as exc:
+            # A local transport reports a missing executable this way: not a link failure.
+            found = classify_failure(str(exc))
+            if found is None:
+                self._source.link_failed(transport)
+            self.model.lost(found or NoTelemetry(NoTelemetryKind.DISCONNECTED, str(exc)))
+            return None
 
     async def _read(self, stream: CommandStream) -> AsyncGenerator[GpuSnapshot, None]:
         parser = QueryGpuStream(LIVE_COLUMNS)
@@ -180,13 +228,25 @@ class TelemetryChannel:
 
     async def query_apps(self) -> AppList:
         """The processes holding GPU memory now (empty with ``failure`` when unknown)."""
-        return await query_apps(self._transport, self.settings)
+        try:
+            transport = await self._source.transport()
+        except TransportError as exc:
+            return AppList(failure=NoTelemetry(NoTelemetryKind.DISCONNECTED, str(exc)))
+        return await query_apps(transport, self.settings)
 
 
-async def _run(transport: Transport, argv: Sequence[str], timeout: float) -> CommandResult:
+class CommandRunner(Protocol):
+    """Anything that runs a command to completion: a transport or a ``HostSession``."""
+
+    async def run(
+        self, argv: Sequence[str], *, stdin: bytes = b"", timeout: float | None = None
+    ) -> CommandResult: ...
+
+
+async def _run(runner: CommandRunner, argv: Sequence[str], timeout: float) -> CommandResult:
     try:
-        return await transport.run(argv, timeout=timeout)
-    except (LinkLost, CommandTimedOut) as exc:
+        return await runner.run(argv, timeout=timeout)
+    except TransportError as exc:
         return CommandResult(-1, b"", f"{type(exc).__name__}: {exc}".encode())
 
 
@@ -196,18 +256,18 @@ def _failure(result: CommandResult, seen: NoTelemetry | None) -> NoTelemetry | N
     return ended_reason(result.status, result.stderr.decode("utf-8", "replace"), seen)
 
 
-async def query_apps(transport: Transport, settings: TelemetrySettings) -> AppList:
+async def query_apps(runner: CommandRunner, settings: TelemetrySettings) -> AppList:
     """``--query-compute-apps`` once, parsed; a failure says why there is no list."""
-    result = await _run(transport, apps_argv(settings), settings.query_timeout)
+    result = await _run(runner, apps_argv(settings), settings.query_timeout)
     listed = parse_compute_apps(result.stdout, APP_COLUMNS)
     return AppList(listed.apps, listed.problems, _failure(result, listed.failure))
 
 
 async def query_gpus(
-    transport: Transport, settings: TelemetrySettings
+    runner: CommandRunner, settings: TelemetrySettings
 ) -> tuple[tuple[GpuSample, ...], NoTelemetry | None]:
     """One reading of every GPU, or why there is none."""
-    result = await _run(transport, once_argv(settings), settings.query_timeout)
+    result = await _run(runner, once_argv(settings), settings.query_timeout)
     batch = parse_query_gpu(result.stdout, LIVE_COLUMNS)
     failure = _failure(result, batch.failure)
     if failure is None and not batch.samples:
@@ -230,7 +290,7 @@ class BusyReport:
 
 
 async def busy_before_launch(
-    transport: Transport,
+    runner: CommandRunner,
     settings: TelemetrySettings | None = None,
     min_used_mib: float = BUSY_MIB,
 ) -> BusyReport:
@@ -238,7 +298,7 @@ async def busy_before_launch(
     process list (both asked at once on the same connection)."""
     chosen = settings or TelemetrySettings()
     (gpus, missing), apps = await asyncio.gather(
-        query_gpus(transport, chosen), query_apps(transport, chosen)
+        query_gpus(runner, chosen), query_apps(runner, chosen)
     )
     if missing is not None:
         return BusyReport(missing=missing)
