@@ -42,7 +42,9 @@ def _levels(text: str) -> tuple[int, ...]:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "bench", help="benchmark a running server", description=__doc__.splitlines()[0]
+        "bench",
+        help="benchmark a running server",
+        description="Benchmark a running server and print a table or JSON.",
     )
     add = parser.add_argument
     add("--url", help="server address, e.g. http://127.0.0.1:30000 (default: the local profile's)")

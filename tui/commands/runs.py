@@ -45,7 +45,9 @@ _METRICS = (
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "runs", help="list or export recorded runs", description=__doc__.splitlines()[0]
+        "runs",
+        help="list or export recorded runs",
+        description="List or export recorded start-ups and benchmark results.",
     )
     parser.add_argument("--profile", help="only runs of this profile")
     parser.add_argument("--config", type=Path, help="configuration file (for its data_dir)")
