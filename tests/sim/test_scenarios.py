@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import socket
 
 import pytest
@@ -75,3 +77,22 @@ def test_invalid_flags_exit_two_with_a_message(start_sim: SimFactory) -> None:
     assert sim.wait_exit() == 2
     assert sim.proc.stderr is not None
     assert b"cannot be split evenly over --nnodes 2" in sim.proc.stderr.read()
+
+
+def test_ranks_die_with_a_killed_main_process(start_sim: SimFactory) -> None:
+    sim = start_sim(["--tp", "2", "--time-scale", "0.01"])
+    pids = sim.rank_pids()
+    sim.proc.send_signal(signal.SIGKILL)
+    assert sim.wait_exit() == -9
+    assert all_gone(pids)
+
+
+def test_a_rank_killed_from_outside_takes_the_server_down(start_sim: SimFactory) -> None:
+    sim = start_sim(["--tp", "2", "--time-scale", "0.01"])
+    pids = sim.rank_pids()
+    os.kill(pids[1], signal.SIGKILL)
+    assert sim.wait_exit() == -9
+    text = sim.text()
+    assert f"Subprocess scheduler_1 (pid={pids[1]}) crashed with exit code -9." in text
+    assert "Received sigquit from a child process." in text
+    assert all_gone(pids)

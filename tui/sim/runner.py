@@ -21,12 +21,11 @@ from tui.sim.layout import ranks_for
 from tui.sim.model import facts_for, plan_memory
 from tui.sim.output import LogSink
 from tui.sim.process import ProcessTree, kill_self
-from tui.sim.sglang_startup import PACE, build_sglang
+from tui.sim.sglang_startup import PACE
 from tui.sim.stats import ServerStats
 from tui.sim.timeline import Bind, Exit, Gpu, Log, Raw, Ready, Signal, Spawn, Timeline
 from tui.sim.tokens import Pacing, TokenEngine
 from tui.sim.vllm_failures import port_busy
-from tui.sim.vllm_startup import build_vllm, vllm_stats_loop
 
 if TYPE_CHECKING:
     from tui.sim.http_common import ServerState
@@ -36,12 +35,12 @@ if TYPE_CHECKING:
 class Runner:
     """One simulated server process from launch to exit."""
 
-    def __init__(self, config: SimConfig) -> None:
+    def __init__(self, config: SimConfig, timeline: Timeline, played: int = 0) -> None:
         self.cfg = config
         self.tree = ProcessTree()
         self.sink = LogSink(config, self.tree.pid_of)
-        self.timeline: Timeline = build_vllm(config) if config.engine == "vllm" else (
-            build_sglang(config))
+        self.timeline = timeline
+        self.played = played
         self.ranks = ranks_for(config)
         self.gpus = GpuState(state_path(config.state_file), [r.gpu for r in self.ranks])
         self.leader = next((r.tag for r in self.ranks if r.leader), None)
@@ -91,7 +90,7 @@ class Runner:
     async def _play(self) -> None:
         loop = asyncio.get_running_loop()
         scale = self.cfg.time_scale
-        for step in self.timeline.steps:
+        for step in self.timeline.steps[self.played :]:
             delay = self.t0 + step.at * scale - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -192,6 +191,8 @@ class Runner:
 
     def _on_http_startup(self) -> None:
         if self.cfg.engine == "vllm":
+            from tui.sim.vllm_stats import vllm_stats_loop
+
             self._start(vllm_stats_loop(self.cfg, self.sink, self._state()))
         else:
             self._start(self._warmup())
@@ -232,7 +233,8 @@ class Runner:
             return
         self.ending = True
         if self.cfg.engine == "vllm":
-            self.sink.log(None, "Shutting down FastAPI HTTP server.", src="launcher.py:122")
+            if self.server is not None:
+                self.sink.log(None, "Shutting down FastAPI HTTP server.", src="launcher.py:122")
         else:
             self.sink.log(None, f"SIGTERM received. signum={signum}, frame=None. Draining "
                           "requests and shutting down...")
