@@ -67,7 +67,7 @@ def local_launcher(log_dir: Path, command: Sequence[str], **changes: object) -> 
         "command": tuple(command),
         "log_dir": str(log_dir),
         "port": None,
-        "grace_period": 5.0,
+        "grace_period": 15.0,
     }
     values.update(changes)
     spec = LaunchSpec(**values)  # type: ignore[arg-type]
@@ -75,7 +75,7 @@ def local_launcher(log_dir: Path, command: Sequence[str], **changes: object) -> 
 
 
 async def wait_for_state(
-    launcher: Launcher, state: RunState, timeout: float = 20.0
+    launcher: Launcher, state: RunState, timeout: float = 60.0
 ) -> tuple[RunStatus, ...]:
     """Poll the launcher's status until every node is in ``state``."""
     loop = asyncio.get_running_loop()

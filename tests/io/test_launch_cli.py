@@ -20,7 +20,7 @@ port = {port}
 
 [profiles.sleepy.launch]
 command = "sh -c 'echo serving on {{port}}; sleep 60'"
-grace_period = "5s"
+grace_period = "15s"
 
 [profiles.watcher]
 log = "/var/log/server.log"
@@ -58,7 +58,7 @@ def test_launch_refuse_kill_and_restart(config: Path, capsys: pytest.CaptureFixt
     assert "refused: the previous run" in out
     assert "use --force" in out
 
-    assert main(["restart", "--config", str(config), "--grace", "2s"]) == 0
+    assert main(["restart", "--config", str(config), "--grace", "15s"]) == 0
     out = capsys.readouterr().out
     assert "stopped: exited 143 (SIGTERM)" in out
     assert "port released" in out

@@ -36,7 +36,7 @@ def spec(log_dir: str) -> LaunchSpec:
         command=COMMAND,
         hosts=("gpu-a", "gpu-b"),
         log_dir=log_dir,
-        grace_period=5.0,
+        grace_period=15.0,
     )
 
 

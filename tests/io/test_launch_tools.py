@@ -57,7 +57,7 @@ def launcher(tmp_path: Path, tool_env: dict[str, str], **changes: object) -> Lau
         "profile": "gpu",
         "command": ("sh", "-c", "sleep 60"),
         "log_dir": str(tmp_path / "logs"),
-        "grace_period": 5.0,
+        "grace_period": 15.0,
     }
     values.update(changes)
     return Launcher(LaunchSpec(**values), [Node("gpu-host", EnvRunner(tool_env))])  # type: ignore[arg-type]

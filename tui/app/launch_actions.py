@@ -210,9 +210,15 @@ class LaunchControl:
                     self._report("launch", launch_lines(result), False)
                     return
                 result = await launcher.launch(force=True)
+            self._launched(result)
             self._report("launch", launch_lines(result), result.ok)
 
         await self._with_launcher("launch", work)
+
+    def _launched(self, result: LaunchResult) -> None:
+        """Runs started here count as running, so a crash before the next poll is announced."""
+        for node in result.started:
+            self._states[node.plan.run_id] = RunState.STARTING
 
     @staticmethod
     def _forceable(result: LaunchResult) -> bool:
@@ -240,15 +246,17 @@ class LaunchControl:
 
         async def work(launcher: Launcher) -> None:
             result = await launcher.restart()
+            self._launched(result.launched)
             lines = kill_lines(result.killed) + launch_lines(result.launched)
             self._report("restart", lines, result.launched.ok)
 
         await self._with_launcher("restart", work)
 
     def _show(self, statuses: Sequence[RunStatus]) -> None:
+        """Remember the statuses; announce a run seen running (or launched here) that ended."""
         self.statuses = tuple(statuses)
         for status in statuses:
-            key = f"{status.host}/{status.run_id}"
+            key = status.run_id or ""
             before = self._states.get(key)
             self._states[key] = status.state
             was_running = before in (RunState.RUNNING, RunState.STARTING)

@@ -16,7 +16,7 @@ from tui.engine.sanitize import sanitize_line
 from tui.io import remote_scripts as scripts
 from tui.io.transport import CommandResult, TransportError
 
-SCRIPT_TIMEOUT = 30.0
+SCRIPT_TIMEOUT = 60.0
 """Seconds any one host script may take (the launch script waits up to 10 s for the start)."""
 
 
