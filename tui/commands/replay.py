@@ -1,0 +1,66 @@
+"""``bringup replay``: read a saved server log and print its start-up timeline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from tui.engine.replay import replay_chunks, report_json, report_text
+
+CHUNK = 65536
+
+DESCRIPTION = """\
+Read a saved SGLang or vLLM server log (a path, or - for standard input) and print what
+happened: the per-rank timeline (stage, start, seconds), the outcome (ready, failed,
+incomplete), the failure with an excerpt, and the decode figures. When the file holds several
+runs (the server was relaunched into it), the last run is reported.
+
+With --json, one JSON object: engine, lines, ranks, outcome, last_stage, failure (kind, rank,
+line, excerpt), stages (per rank: stage, start, seconds, draft), startup_seconds, decode
+(lines, gen_throughput, accept_len, accept_rate) and runs_before.
+
+Exit status: 0 whatever the outcome; 2 when the log cannot be read."""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "replay",
+        help="read a saved server log and print its start-up timeline",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("log", metavar="LOG", help="the server log, or - for standard input")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "sglang", "vllm"),
+        default="auto",
+        help="the engine that wrote the log (default: detect it from the first lines)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def _chunks(stream: BinaryIO) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+def run(args: argparse.Namespace) -> int:
+    name = "standard input" if args.log == "-" else args.log
+    try:
+        if args.log == "-":
+            snapshot = replay_chunks(_chunks(sys.stdin.buffer), args.engine)
+        else:
+            with open(args.log, "rb") as stream:
+                snapshot = replay_chunks(_chunks(stream), args.engine)
+    except OSError as exc:
+        print(f"bringup replay: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report_json(snapshot), ensure_ascii=False))
+    else:
+        sys.stdout.write(report_text(snapshot))
+    return 0
