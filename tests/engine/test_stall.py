@@ -13,7 +13,15 @@ from tui.engine.events import MAIN
 from tui.engine.snapshot import Failure, RankState
 from tui.engine.spread import Spread
 from tui.engine.stages import FailureKind, Outcome, Stage
-from tui.engine.stall import RankHealth, RankStatus, StallPolicy, assess, stalled
+from tui.engine.stall import (
+    RankHealth,
+    RankStalled,
+    RankStatus,
+    StallPolicy,
+    StallTracker,
+    assess,
+    stalled,
+)
 
 GRAPH_START = sum(USUAL[s] for s in USUAL if s.order < Stage.CUDA_GRAPH.order)
 LOAD_START = sum(USUAL[s] for s in USUAL if s.order < Stage.WEIGHT_LOADING.order)
@@ -208,3 +216,18 @@ def test_rank_zero_alone_in_the_draft_capture_leaves_no_one_behind() -> None:
     )  # fmt: skip
     statuses = _statuses([draft, *others], expectations, now, DEFAULT)
     assert [s.health for s in statuses.values()] == [RankHealth.OK] * 3
+
+
+def test_the_tracker_reports_each_stalled_rank_once() -> None:
+    expectations = _history(1.0, 1.02, 0.98)
+    tracker = StallTracker(DEFAULT)
+    reported: list[RankStalled] = []
+    for now in range(int(GRAPH_START), int(GRAPH_START) + 400, 5):
+        snapshot = snapshot_of(_collective_hang(float(now)))
+        reported.extend(tracker.update(snapshot, expectations, float(now)))
+    assert sorted(event.rank or "" for event in reported) == list(TAGS)
+    first = reported[0]
+    assert first.stage is Stage.CUDA_GRAPH
+    assert first.threshold == pytest.approx(1.5 * 153.0, rel=0.01)
+    assert first.in_stage > first.threshold
+    assert "silent" in first.reason

@@ -14,6 +14,7 @@ from tests.engine.startup_factory import FP, finished_run, rank_at, snapshot_of
 from tui.engine.estimate import Basis
 from tui.engine.stages import FailureKind, Outcome, Stage
 from tui.io.history_store import (
+    StartupHistory,
     add_run,
     connect,
     database_path,
@@ -115,3 +116,37 @@ def test_schema_sits_beside_other_tables(db: sqlite3.Connection) -> None:
     ensure_schema(db)
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"benchmark_results", "startup_runs", "startup_stages"} <= tables
+
+
+def test_startup_history_reads_once_and_records_once(tmp_path: Path) -> None:
+    path = tmp_path / "bringup.sqlite3"
+    with closing(connect(path)) as db:
+        for i in range(3):
+            add_run(db, finished_run(1.0, recorded_at=float(i)))
+    watch = StartupHistory(path, profile="kimi", host=FP.host, gpu=FP.gpu)
+    running = snapshot_of([rank_at(100.0, tag="TP0"), rank_at(100.0, tag="TP1")])
+    running = dataclasses.replace(
+        running, server=dataclasses.replace(running.server, version="0.5.21")
+    )
+    seen = watch.expectations(running)
+    assert (seen.basis, seen.runs) == (Basis.HISTORY, 3)
+    assert watch.expectations(running) is seen
+    assert watch.record(running) is None
+    ready = snapshot_of([rank_at(700.0, tag="TP0"), rank_at(700.0, tag="TP1")], ready_at=600.0)
+    ready = dataclasses.replace(ready, server=running.server)
+    assert watch.record(ready) is not None
+    assert watch.record(ready) is None
+    with closing(connect(path)) as db:
+        assert [r.profile for r in runs(db)] == [None, None, None, "kimi"]
+
+
+def test_startup_history_never_raises(tmp_path: Path) -> None:
+    broken = tmp_path / "bringup.sqlite3"
+    broken.write_bytes(b"not a database at all" * 64)
+    watch = StartupHistory(broken, expected_startup=300.0)
+    ready = snapshot_of([rank_at(700.0)], ready_at=600.0)
+    expected = watch.expectations(ready)
+    assert (expected.basis, expected.total.median) == (Basis.DEFAULT, 300.0)
+    assert watch.record(ready) is None
+    assert watch.problem is not None
+    assert "not recorded" in watch.problem

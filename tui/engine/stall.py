@@ -29,6 +29,7 @@ from tui.engine.estimate import (
     clock_label,
     startup_ranks,
 )
+from tui.engine.events import Event
 from tui.engine.snapshot import RankState, Snapshot
 from tui.engine.spread import Spread
 from tui.engine.stages import Outcome, Stage
@@ -201,3 +202,48 @@ def _failure_reason(snapshot: Snapshot, rank: RankState) -> str:
 
 def _stage_name(rank: RankState) -> str:
     return ("draft " if rank.draft else "") + rank.stage.label
+
+
+@dataclass(frozen=True, slots=True)
+class RankStalled(Event):
+    """A rank was judged STALLED (reported once per rank and stage); ``rank`` holds its tag."""
+
+    stage: Stage
+    draft: bool
+    in_stage: float
+    silent_for: float
+    threshold: float
+    reason: str
+
+
+class StallTracker:
+    """Remembers which ranks were already reported stalled, so each is reported once per stage."""
+
+    def __init__(self, policy: StallPolicy | None = None) -> None:
+        self.policy = policy or StallPolicy()
+        self._reported: set[tuple[str, Stage, bool]] = set()
+
+    def update(
+        self, snapshot: Snapshot, expectations: Expectations, now: float
+    ) -> tuple[RankStalled, ...]:
+        """The ranks newly judged STALLED at ``now``."""
+        fresh: list[RankStalled] = []
+        for status in assess(snapshot, expectations, now, self.policy):
+            key = (status.tag, status.stage, status.draft)
+            if status.health is not RankHealth.STALLED or key in self._reported:
+                continue
+            self._reported.add(key)
+            fresh.append(
+                RankStalled(
+                    line=0,
+                    rank=status.tag,
+                    ts=None,
+                    stage=status.stage,
+                    draft=status.draft,
+                    in_stage=status.in_stage,
+                    silent_for=status.silent_for,
+                    threshold=status.threshold or 0.0,
+                    reason=status.reason,
+                )
+            )
+        return tuple(fresh)

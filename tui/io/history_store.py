@@ -24,7 +24,7 @@ from tui.engine.estimate import (
     expectations_for,
     run_record,
 )
-from tui.engine.fingerprint import Fingerprint
+from tui.engine.fingerprint import Fingerprint, fingerprint_of
 from tui.engine.snapshot import Snapshot
 from tui.engine.stages import FailureKind, Outcome, Stage
 
@@ -209,3 +209,66 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+class StartupHistory:
+    """The history as one watch of one server uses it: expectations for the launch the log
+    describes (cached per fingerprint) and one record when the start-up ends.
+
+    Nothing here raises: a database that cannot be opened or read means default expectations
+    and an unrecorded run, and ``problem`` says why.
+    """
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        profile: str | None = None,
+        expected_startup: float = DEFAULT_STARTUP,
+        host: str | None = None,
+        gpu: str | None = None,
+    ) -> None:
+        self.path = path
+        self.profile = profile
+        self.expected_startup = expected_startup
+        self.host = host
+        self.gpu = gpu
+        self.problem: str | None = None
+        self.recorded: RunRecord | None = None
+        self._cached: tuple[Fingerprint, Expectations] | None = None
+
+    def fingerprint(self, snapshot: Snapshot) -> Fingerprint:
+        return fingerprint_of(snapshot.server, gpu=self.gpu, host=self.host)
+
+    def expectations(self, snapshot: Snapshot) -> Expectations:
+        """Expectations for the server in ``snapshot``; read once per fingerprint."""
+        fingerprint = self.fingerprint(snapshot)
+        if self._cached is not None and self._cached[0] == fingerprint:
+            return self._cached[1]
+        found = self._read(fingerprint)
+        self._cached = (fingerprint, found)
+        return found
+
+    def _read(self, fingerprint: Fingerprint) -> Expectations:
+        default = expectations_for(fingerprint, [], expected_startup=self.expected_startup)
+        if fingerprint.model is None:
+            return default
+        try:
+            with closing(connect(self.path)) as db:
+                return expectations(db, fingerprint, expected_startup=self.expected_startup)
+        except (sqlite3.Error, OSError) as error:
+            self.problem = f"start-up history unavailable: {error}"
+            return default
+
+    def record(self, snapshot: Snapshot) -> RunRecord | None:
+        """Record the run once, when its snapshot shows a final outcome."""
+        if self.recorded is not None or snapshot.outcome is Outcome.INCOMPLETE:
+            return None
+        try:
+            with closing(connect(self.path)) as db:
+                self.recorded = record_startup(
+                    db, self.fingerprint(snapshot), snapshot, profile=self.profile
+                )
+        except (sqlite3.Error, OSError) as error:
+            self.problem = f"start-up not recorded: {error}"
+        return self.recorded
