@@ -14,6 +14,7 @@ from tui.engine.launch_plan import (
     expand_home,
     fill,
     is_local_path,
+    latest_log_path,
     plan_launch,
     plan_node,
     run_id,
@@ -129,3 +130,9 @@ def test_stems_and_ids_are_safe_file_names() -> None:
     assert run_stem("p", 2, 3) == "p-node2"
     local_noon = datetime(2025, 1, 2, 12, 0, 0, tzinfo=timezone.utc)
     assert run_id("p", local_noon) == "p-20250102-120000"
+
+
+def test_the_latest_log_link_of_node_zero() -> None:
+    assert latest_log_path("q", "/logs", 1) == "/logs/q-latest.log"
+    assert latest_log_path("q", "~/logs", 2) == "logs/q-node0-latest.log"
+    assert latest_log_path("q", "~/logs", 1, home="/home/me") == "/home/me/logs/q-latest.log"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,8 @@ import pytest
 
 from tests.io.launch_support import free_port, kill_group, live_group_members
 from tui.cli import main
+from tui.commands.watch import watch_plan
+from tui.config import load_config
 
 CONFIG = """
 default_profile = "sleepy"
@@ -85,3 +88,21 @@ def test_read_only_and_invalid_profiles_are_refused(
     assert "no launch.drafter" in err
     assert main(["launch", "missing", "--config", str(config)]) == 2
     assert "no such profile" in capsys.readouterr().err
+
+
+def test_watch_follows_the_launched_log_and_honours_read_only(config: Path) -> None:
+    args = argparse.Namespace(
+        profile="sleepy",
+        local=False,
+        host=None,
+        engine=None,
+        port=None,
+        log=None,
+        theme=None,
+        read_only=False,
+    )
+    plan = watch_plan(args, load_config(config))
+    assert plan.log == str(config.parent / "logs" / "sleepy-latest.log")
+    assert not plan.profile.read_only
+    args.read_only = True
+    assert watch_plan(args, load_config(config)).profile.read_only

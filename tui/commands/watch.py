@@ -19,6 +19,7 @@ from tui.config import Config, ConfigError, Profile, load_config
 from tui.config.model import DEFAULT_PORTS
 from tui.engine.sanitize import sanitize_line
 from tui.engine.stall import StallPolicy
+from tui.io.launch_profile import latest_log
 
 if TYPE_CHECKING:
     from tui.app.launch_actions import LauncherOpener
@@ -39,6 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
     parser.add_argument("--engine", choices=("auto", "sglang", "vllm"), default=None)
     parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
+    parser.add_argument("--read-only", action="store_true", help="no launch, kill or restart")
     parser.set_defaults(handler=run)
 
 
@@ -71,11 +73,12 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
     if port is None and ad_hoc:
         port = DEFAULT_PORTS.get(engine, DEFAULT_PORTS["sglang"])
     host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
-    log = args.log or profile.log_path
+    log = args.log or profile.log_path or latest_log(profile)
     if log is None:
         raise ValueError("no log to watch: give --log PATH or set log in the profile")
     theme = args.theme or config.theme
-    chosen = replace(profile, engine=engine, port=port)
+    read_only = profile.read_only or getattr(args, "read_only", False)
+    chosen = replace(profile, engine=engine, port=port, read_only=read_only)
     return WatchPlan(chosen, host, log, replace(config, theme=theme))
 
 
@@ -126,7 +129,7 @@ def _session(plan: WatchPlan) -> HostSession:
 
 def _launcher(profile: Profile) -> LauncherOpener | None:
     """L, K and R act on the profile's launch command; without one they are hidden."""
-    if not profile.launch.command:
+    if profile.read_only or not profile.launch.command:
         return None
     from tui.io.launch_profile import open_launcher
 

@@ -8,11 +8,12 @@ the sentences the ``launch``, ``kill`` and ``restart`` commands print and the ap
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from tui.config import Profile
-from tui.engine.launch_plan import DEFAULT_LOG_DIR, LaunchSpec
+from tui.engine.launch_plan import DEFAULT_LOG_DIR, LaunchSpec, latest_log_path
 from tui.io.launch_kill import NodeKill
 from tui.io.launch_node import Node
 from tui.io.launcher import Launcher, LaunchResult
@@ -45,6 +46,16 @@ def spec_from_profile(profile: Profile) -> LaunchSpec:
         drafter=launch.drafter,
         grace_period=launch.grace_period,
     )
+
+
+def latest_log(profile: Profile) -> str | None:
+    """The log of the newest run ``bringup`` launched for ``profile`` on node 0, as a path the
+    log tail can open (None when the profile has no launch command)."""
+    if not profile.launch.command:
+        return None
+    log_dir = profile.log_dir or DEFAULT_LOG_DIR
+    home = None if profile.hosts else os.path.expanduser("~")
+    return latest_log_path(profile.name, log_dir, len(profile.hosts) or 1, home)
 
 
 def _ssh_target(profile: Profile, index: int) -> SshTarget:
