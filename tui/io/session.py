@@ -36,10 +36,10 @@ from tui.io.events import (
 from tui.io.local import LocalTransport
 from tui.io.ssh import ConnectError, SshTarget, SshTransport, connect
 from tui.io.tail import LogTail, TailOptions
-from tui.io.transport import CommandResult, LinkLost, Transport
+from tui.io.transport import CommandResult, LinkLost, Transport, TransportError
 
 
-class SessionClosed(Exception):
+class SessionClosed(TransportError):
     """The session was closed, or stopped for good after a refusal."""
 
 

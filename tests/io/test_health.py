@@ -1,0 +1,72 @@
+"""The health poll tells a refused port, a warming-up server and a ready one apart."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.sshd import free_port
+from tui.io.health import (
+    HealthChanged,
+    HealthOptions,
+    HealthPoller,
+    HealthState,
+    check_health,
+    generate_one_token,
+)
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> Iterator[int]:
+    port = free_port()
+    command = [sys.executable, "-m", "tui.sim", "--port", str(port), "--time-scale", "0.002"]
+    command += ["--log-file", str(tmp_path / "server.log")]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    yield port
+    process.kill()
+    process.wait()
+
+
+async def test_a_start_goes_from_refused_to_ready(sim: int) -> None:
+    async def url() -> str:
+        return f"http://127.0.0.1:{sim}"
+
+    seen: list[HealthChanged] = []
+    poller = HealthPoller(url, HealthOptions(interval=0.05))
+    async for change in poller.changes():
+        seen.append(change)
+        if change.ready or len(seen) > 50:
+            break
+    states = [change.state for change in seen]
+    assert states[0] is HealthState.REFUSED
+    assert states[-1] is HealthState.READY
+    assert seen[-1].status == 200
+    assert seen[-1].latency_ms is not None
+    assert seen[-1].generation_ms is not None
+    assert states.index(HealthState.REFUSED) < states.index(HealthState.READY)
+
+
+async def test_a_closed_port_is_refused_and_a_missing_route_is_not_ready() -> None:
+    async with httpx.AsyncClient(timeout=2) as client:
+        closed = await check_health(client, f"http://127.0.0.1:{free_port()}")
+        assert closed.state is HealthState.REFUSED
+        ok, _, why = await generate_one_token(
+            client, f"http://127.0.0.1:{free_port()}", "sglang", 2
+        )
+        assert not ok
+        assert "generation failed" in why
+
+
+async def test_a_lost_link_is_its_own_state() -> None:
+    async def url() -> str:
+        raise OSError("no route to host")
+
+    async with httpx.AsyncClient() as client:
+        result = await HealthPoller(url).poll(client)
+    assert result.state is HealthState.NO_LINK
+    assert "no route" in result.detail

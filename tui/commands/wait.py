@@ -1,0 +1,110 @@
+"""``bringup wait``: follow a server's start-up without a screen and exit with its outcome.
+
+It follows the log (over SSH, or on this machine with ``--local`` or without ``--host``), feeds
+it to the log engine, and when a port is known polls ``/health`` and one real generation
+through the same connection. Exit status:
+
+- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token);
+- 1: the start failed (a failure in the log, or the server stopped before it was ready);
+- 2: the time given by ``--timeout`` ran out (also for command-line usage errors);
+- 3: the host could not be reached, or refused the host key or the authentication;
+- 4: the configuration is invalid.
+
+``--json`` prints one JSON object per event, ``--plain`` (the default) one line per change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui.config import ConfigError, DurationError, Profile, load_config, parse_duration
+from tui.engine.sanitize import sanitize_line
+
+EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG = 0, 1, 2, 3, 4
+ENGINES = ("auto", "sglang", "vllm")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "wait",
+        help="wait without a screen until a server is ready (exit 0), failed (1), timed out (2)",
+        description=(
+            "Follow a server's log (and its health port) until it is ready or failed. "
+            "Exit 0 ready, 1 failed, 2 timeout, 3 host unreachable or refused, 4 bad config."
+        ),
+    )
+    parser.add_argument("profile", nargs="?", metavar="PROFILE", help="profile to wait for")
+    parser.add_argument("--config", type=Path, metavar="PATH", help="configuration file")
+    parser.add_argument("--host", metavar="HOST", help="ssh alias, host, user@host[:port]")
+    parser.add_argument("--local", action="store_true", help="the log is on this machine")
+    parser.add_argument("--log", metavar="PATH", help="server log to follow")
+    parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
+    parser.add_argument("--engine", choices=ENGINES, default=None)
+    parser.add_argument("--timeout", default="15m", metavar="DURATION", help="90, 90s, 15m, 1h")
+    parser.add_argument("--ssh-config", type=Path, metavar="PATH", help="ssh client config")
+    parser.add_argument("--known-hosts", type=Path, metavar="PATH", help="known_hosts file")
+    parser.add_argument(
+        "--accept-new", action="store_true", help="record an unknown host key on first use"
+    )
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="one JSON object per event")
+    output.add_argument("--plain", action="store_true", help="one human line per change")
+    parser.set_defaults(handler=run)
+
+
+@dataclass(frozen=True, slots=True)
+class WaitPlan:
+    """What to watch, resolved from the command line and the profile."""
+
+    host: str | None
+    log: str | None
+    port: int | None
+    engine: str
+    timeout: float
+    json: bool
+    ssh_config: Path | None = None
+    known_hosts: Path | None = None
+    host_key_policy: str = "strict"
+
+
+def wait_plan(args: argparse.Namespace) -> WaitPlan:
+    """Combine the command line with the profile; raise ValueError or ConfigError if unusable."""
+    ad_hoc = args.profile is None and (args.local or args.host is not None or args.log)
+    profile = Profile() if ad_hoc else load_config(args.config).profile(args.profile)
+    engine = args.engine or profile.engine
+    port = args.port if args.port is not None else profile.port
+    if port is None and not ad_hoc:
+        port = profile.port_for(engine)
+    host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
+    log = args.log or profile.log_path
+    if log is None and port is None:
+        raise ValueError("nothing to wait for: give --log PATH and/or --port N, or a profile")
+    try:
+        timeout = parse_duration(args.timeout)
+    except DurationError as error:
+        raise ValueError(f"--timeout: {error}") from None
+    policy = "accept-new" if args.accept_new else profile.host_key_policy
+    return WaitPlan(
+        host, log, port, engine, timeout, args.json,
+        ssh_config=args.ssh_config or profile.ssh_config,
+        known_hosts=args.known_hosts or profile.known_hosts,
+        host_key_policy=policy,
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        plan = wait_plan(args)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
+        return EXIT_CONFIG
+    from tui.commands.wait_watch import wait_for_server
+
+    try:
+        return asyncio.run(wait_for_server(plan))
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,174 @@
+"""What ``bringup wait`` prints: one JSON object per event, or one human line per change.
+
+``--json`` writes ``{"t": unix seconds, "event": name, "rank": tag or null, ...}`` per event and
+flushes each line, so another program can react within milliseconds. ``--plain`` writes a line
+per stage change per rank, per connection change, per file marker and per health change. Text
+that came from the host is made safe for a terminal before it is printed (JSON escapes it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import time
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, TextIO
+
+from tui.engine import events as ev
+from tui.engine.sanitize import sanitize_line
+from tui.io.events import (
+    Connected,
+    Connecting,
+    ConnectionEvent,
+    ConnectionFailed,
+    ConnectionLost,
+    Gap,
+    Marker,
+    Reconnected,
+)
+from tui.io.health import HealthChanged
+
+Clock = Callable[[], float]
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def event_name(item: object) -> str:
+    """``StageEntered`` -> ``stage_entered``."""
+    return _CAMEL.sub("_", type(item).__name__).lower()
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [_plain_value(v) for v in value]
+    return value
+
+
+def as_record(item: object, now: float) -> dict[str, Any]:
+    """An event as a JSON-ready dict: ``t``, ``event``, ``rank``, then its own fields."""
+    record: dict[str, Any] = {"t": round(now, 6), "event": event_name(item), "rank": None}
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        for spec in dataclasses.fields(item):
+            record[spec.name] = _plain_value(getattr(item, spec.name))
+    if isinstance(item, Marker):
+        record["new_file"] = item.starts_new_file
+    return record
+
+
+class JsonReport:
+    """One JSON object per line, flushed at once."""
+
+    def __init__(self, out: TextIO, clock: Clock = time.time) -> None:
+        self._out = out
+        self._clock = clock
+
+    def emit(self, item: object) -> None:
+        self._write(as_record(item, self._clock()))
+
+    def verdict(self, verdict: str, code: int, detail: str) -> None:
+        self._write(
+            {
+                "t": round(self._clock(), 6),
+                "event": "verdict",
+                "rank": None,
+                "verdict": verdict,
+                "exit_code": code,
+                "detail": detail,
+            }
+        )
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._out.write(json.dumps(record, ensure_ascii=True, default=str) + "\n")
+        self._out.flush()
+
+
+class PlainReport:
+    """Human lines: ``HH:MM:SS  RANK  what happened``."""
+
+    def __init__(self, out: TextIO, clock: Clock = time.time) -> None:
+        self._out = out
+        self._clock = clock
+
+    def emit(self, item: object) -> None:
+        text = describe(item)
+        if text is None:
+            return
+        rank = getattr(item, "rank", None) or ""
+        self._line(f"{sanitize_line(str(rank), 24):<12} {text}")
+
+    def verdict(self, verdict: str, code: int, detail: str) -> None:
+        self._line(f"{'':<12} {verdict}: {sanitize_line(detail, 2000)} (exit {code})")
+
+    def _line(self, text: str) -> None:
+        stamp = time.strftime("%H:%M:%S", time.localtime(self._clock()))
+        self._out.write(f"{stamp}  {text}\n")
+        self._out.flush()
+
+
+def _safe(text: str, limit: int = 300) -> str:
+    return sanitize_line(text.replace("\n", " | "), limit)
+
+
+def describe(item: object) -> str | None:
+    """The plain-text line for an event, or None when plain output skips it."""
+    if isinstance(item, ev.Event):
+        return _describe_engine(item)
+    if isinstance(item, Connecting | Connected | ConnectionLost | Reconnected | ConnectionFailed):
+        return _describe_connection(item)
+    if isinstance(item, Marker):
+        return f"log {item.kind.value}: {_safe(item.detail)}"
+    if isinstance(item, Gap):
+        size = "an unknown number of" if item.size is None else str(item.size)
+        return f"log gap: {size} bytes could not be read ({_safe(item.reason)})"
+    if isinstance(item, HealthChanged):
+        return _describe_health(item)
+    return None
+
+
+def _describe_engine(item: ev.Event) -> str | None:
+    if isinstance(item, ev.StageEntered):
+        extra = f" ({_safe(item.detail, 120)})" if item.detail else ""
+        return f"{item.stage.label}{' (draft)' if item.draft else ''}{extra}"
+    if isinstance(item, ev.FailureDetected):
+        first = item.excerpt.strip().splitlines()[-1:] or [""]
+        return f"FAILURE {item.kind.value}: {_safe(first[0])}"
+    if isinstance(item, ev.ReadyLineSeen):
+        return "the log says the server is ready"
+    if isinstance(item, ev.ServerStopped):
+        return f"server stopped: {_safe(item.reason)}"
+    if isinstance(item, ev.RunStarted):
+        return "a new server run started in the log"
+    if isinstance(item, ev.EngineDetected):
+        return f"engine {item.engine} {_safe(item.version or '')}".rstrip()
+    if isinstance(item, ev.ServerArgsSeen):
+        model = _safe(item.model or "?", 120)
+        return f"model {model}, tp {item.tp_size}, dp {item.dp_size}, ep {item.ep_size}"
+    return None
+
+
+def _describe_connection(item: ConnectionEvent) -> str:
+    if isinstance(item, Connecting):
+        return f"connecting to {_safe(item.host)} (attempt {item.attempt})"
+    if isinstance(item, Connected):
+        return f"connected to {_safe(item.host)}"
+    if isinstance(item, ConnectionLost):
+        return f"connection lost: {_safe(item.reason)}"
+    if isinstance(item, Reconnected):
+        return f"reconnected after {item.gap_seconds:.1f} s"
+    hint = f" | {_safe(item.hint, 600)}" if item.hint else ""
+    return f"connection refused ({item.kind.value}): {_safe(item.reason)}{hint}"
+
+
+def _describe_health(item: HealthChanged) -> str:
+    status = f" {item.status}" if item.status is not None else ""
+    latency = f" in {item.latency_ms:.0f} ms" if item.latency_ms is not None else ""
+    generation = (
+        f", one token generated in {item.generation_ms:.0f} ms"
+        if item.generation_ms is not None
+        else ""
+    )
+    detail = f" ({_safe(item.detail)})" if item.detail else ""
+    return f"health {item.state.value}:{status}{latency}{generation}{detail}"

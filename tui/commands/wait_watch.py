@@ -1,0 +1,166 @@
+"""The asynchronous part of ``bringup wait``: follow, poll, decide, report."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Coroutine
+from typing import Any, Protocol, TextIO
+
+from tui.commands.wait import (
+    EXIT_FAILED,
+    EXIT_READY,
+    EXIT_TIMEOUT,
+    EXIT_UNREACHABLE,
+    WaitPlan,
+)
+from tui.commands.wait_output import JsonReport, PlainReport
+from tui.engine.feed import LogEngine
+from tui.engine.snapshot import Snapshot
+from tui.io.events import Chunk, ConnectionEvent, ConnectionFailed, Marker
+from tui.io.health import HealthChanged, HealthOptions, HealthPoller
+from tui.io.host_keys import check_policy
+from tui.io.session import HostSession, LocalConnector, SessionClosed, SshConnector
+from tui.io.ssh import ConnectError, SshTarget, parse_host_spec
+
+
+class Report(Protocol):
+    def emit(self, item: object) -> None: ...
+
+    def verdict(self, verdict: str, code: int, detail: str) -> None: ...
+
+
+def make_session(plan: WaitPlan) -> HostSession:
+    if plan.host is None:
+        return HostSession(LocalConnector())
+    host, user, port = parse_host_spec(plan.host)
+    target = SshTarget(
+        host,
+        user=user,
+        port=port,
+        config_path=plan.ssh_config,
+        known_hosts=plan.known_hosts,
+        host_key_policy=check_policy(plan.host_key_policy),
+    )
+    return HostSession(SshConnector(target))
+
+
+class Watcher:
+    """Feeds the log to the engine and the health poll into one decision."""
+
+    def __init__(self, plan: WaitPlan, report: Report) -> None:
+        self.plan = plan
+        self.report = report
+        self.engine = LogEngine(engine=plan.engine, clock=time.monotonic)
+        self.snapshot: Snapshot = self.engine.snapshot
+        self.health: HealthChanged | None = None
+        self.started = time.monotonic()
+        self.decided: asyncio.Future[tuple[str, int, str]] = (
+            asyncio.get_running_loop().create_future()
+        )
+
+    def decide(self, verdict: str, code: int, detail: str) -> None:
+        if not self.decided.done():
+            self.decided.set_result((verdict, code, detail))
+
+    def connection(self, event: ConnectionEvent) -> None:
+        self.report.emit(event)
+        if isinstance(event, ConnectionFailed):
+            self.decide("UNREACHABLE", EXIT_UNREACHABLE, event.reason)
+
+    async def follow(self, session: HostSession, path: str) -> None:
+        async for item in session.tail(path):
+            if isinstance(item, Chunk):
+                self._take(self.engine.feed(item.data).events)
+                continue
+            self.report.emit(item)
+            if isinstance(item, Marker) and item.starts_new_file:
+                self._take(self.engine.mark_new_run(item.detail).events)
+
+    def _take(self, events: tuple[object, ...]) -> None:
+        for event in events:
+            self.report.emit(event)
+        self.snapshot = self.engine.snapshot
+        self.judge()
+
+    async def poll(self, session: HostSession, port: int) -> None:
+        options = HealthOptions(engine=self.plan.engine)
+        async for change in HealthPoller(lambda: session.forward(port), options).changes():
+            self.health = change
+            self.report.emit(change)
+            self.judge()
+
+    def judge(self) -> None:
+        snapshot = self.snapshot
+        if snapshot.failure is not None:
+            failure = snapshot.failure
+            where = f" on {failure.rank}" if failure.rank else ""
+            lines = failure.excerpt.strip().splitlines()
+            last = lines[-1] if lines else ""
+            self.decide("FAILED", EXIT_FAILED, f"{failure.kind.value}{where}: {last}")
+        elif snapshot.stopped and not snapshot.ready_line_seen:
+            self.decide("FAILED", EXIT_FAILED, "the server stopped before it was ready")
+        elif self._ready(snapshot):
+            took = time.monotonic() - self.started
+            startup = snapshot.startup_seconds
+            logged = f"; the log shows a {startup:.1f} s start-up" if startup is not None else ""
+            self.decide("READY", EXIT_READY, f"ready after waiting {took:.1f} s{logged}")
+
+    def _ready(self, snapshot: Snapshot) -> bool:
+        log_ready = self.plan.log is None or snapshot.ready_line_seen
+        port_ready = self.plan.port is None or (self.health is not None and self.health.ready)
+        return log_ready and port_ready
+
+
+async def wait_for_server(plan: WaitPlan, out: TextIO | None = None) -> int:
+    """Run the whole wait, printing to ``out`` (standard output); return the exit status."""
+    stream = out if out is not None else sys.stdout
+    report: Report = JsonReport(stream) if plan.json else PlainReport(stream)
+    session = make_session(plan)
+    watcher = Watcher(plan, report)
+    session.on_event(watcher.connection)
+    try:
+        verdict, code, detail = await asyncio.wait_for(_watch(session, watcher), plan.timeout)
+    except asyncio.TimeoutError:
+        verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, _timeout_detail(watcher)
+    finally:
+        await session.close()
+    report.verdict(verdict, code, detail)
+    return code
+
+
+async def _watch(session: HostSession, watcher: Watcher) -> tuple[str, int, str]:
+    try:
+        await session.start()
+    except ConnectError as error:
+        return "UNREACHABLE", EXIT_UNREACHABLE, error.message
+    plan = watcher.plan
+    tasks = []
+    if plan.log is not None:
+        tasks.append(asyncio.create_task(_guard(watcher, watcher.follow(session, plan.log))))
+    if plan.port is not None:
+        tasks.append(asyncio.create_task(_guard(watcher, watcher.poll(session, plan.port))))
+    try:
+        return await watcher.decided
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _guard(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
+    try:
+        await work
+    except SessionClosed as closed:
+        watcher.decide("UNREACHABLE", EXIT_UNREACHABLE, str(closed))
+
+
+def _timeout_detail(watcher: Watcher) -> str:
+    snapshot = watcher.snapshot
+    stage = snapshot.last_stage.label if snapshot.last_stage is not None else "no stage yet"
+    health = watcher.health.state.value if watcher.health is not None else "not polled"
+    return f"gave up waiting; last stage: {stage}; health: {health}"
