@@ -172,6 +172,10 @@ def test_run_record_keeps_every_rank_and_the_total() -> None:
     assert record.total_seconds == pytest.approx(sum(USUAL.values()))
     assert {s.rank for s in record.samples} == {"TP0", "TP1"}
     assert record.stage_seconds()[(Stage.CUDA_GRAPH, False)] == pytest.approx(150.0)
+    late_reader = dataclasses.replace(
+        snapshot_of([rank_at(700.0)], ready_at=5.0), first_ts=1000.0, ready_ts=1590.0
+    )
+    assert run_record(FP, late_reader, recorded_at=1.0).total_seconds == pytest.approx(590.0)
     unfinished = run_record(FP, snapshot_of([rank_at(100.0)]), recorded_at=1.0)
     assert unfinished.outcome is Outcome.INCOMPLETE
     assert unfinished.total_seconds is None

@@ -102,11 +102,16 @@ def run_record(
 
 
 def _total(snapshot: Snapshot) -> float | None:
+    """Launch to ready: from the log's timestamps (right even when the log was read late),
+    else from the injected clock."""
     if snapshot.outcome is not Outcome.READY:
         return None
+    logged = snapshot.startup_seconds
+    if logged is not None and logged >= 0:
+        return logged
     if snapshot.ready_at is not None and snapshot.started_at is not None:
         return max(snapshot.ready_at - snapshot.started_at, 0.0)
-    return snapshot.startup_seconds
+    return None
 
 
 class Basis(str, Enum):
