@@ -19,6 +19,7 @@ from tui.engine.grammar.hits import (
     SpecHit,
     StageHit,
 )
+from tui.engine.grammar.sglang import is_boring
 from tui.engine.grammar.wrappers import unwrap
 from tui.engine.stages import FailureKind, Stage
 
@@ -300,3 +301,48 @@ def test_any_line_parses_without_raising(line: str) -> None:
 @given(st.sampled_from(["[", "(", "INFO ", "[2025-01-01 00:00:00", "(A pid=1) "]), st.text())
 def test_envelope_like_prefixes_never_raise(prefix: str, rest: str) -> None:
     LineGrammar().parse(prefix + rest)
+
+
+@pytest.mark.parametrize(
+    ("line", "stage"),
+    [
+        ("INFO 06-18 10:36:47 llm_engine.py:161] Initializing an LLM engine (v0.5.0.post1) with "
+         "config: model='m'", Stage.ARGS),
+        ("INFO 06-18 10:37:02 model_runner.py:160] Loading model weights took 13.97 GB",
+         Stage.KV_CACHE),
+        ("INFO 06-18 10:37:04 gpu_executor.py:83] # GPU blocks: 7288, # CPU blocks: 2048",
+         Stage.KV_CACHE),
+        ("INFO 06-18 10:37:05 model_runner.py:965] Capturing the model for CUDA graphs. This may "
+         "lead to unexpected consequences if the model is not static.", Stage.CUDA_GRAPH),
+        ("[2024-05-01 10:00:00 TP0] Init nccl begin.", Stage.DISTRIBUTED_INIT),
+    ],
+)  # fmt: skip
+def test_old_wordings(line: str, stage: Stage) -> None:
+    assert stage_of(line) is stage
+
+
+def test_an_unknown_actor_prefix_is_a_wrapper() -> None:
+    grammar = LineGrammar()
+    assert (
+        grammar.parse("(SGLangWorker pid=42) [2025-01-01 00:00:00 TP1] Init parallel begin.")[
+            0
+        ].rank
+        == "TP1"
+    )
+    assert grammar.parse("(SGLangWorker pid=42)   File 'x.py', line 1")[0].rank is None
+    assert failure_hit("Exception in ModelTpServer:") == FailureHit(None, True)
+
+
+def test_every_milestone_is_kept_off_the_fast_path() -> None:
+    for message in (
+        "Init torch distributed begin.",
+        "Load weight begin. avail mem=1 GB",
+        "SWA KV Cache is allocated. #tokens: 5",
+        "Using triton_attn as multimodal attention backend.",
+        "The server is fired up and ready to roll!",
+        "Scheduler hit an exception: Traceback (most recent call last):",
+        "max_total_num_tokens=5, chunked_prefill_size=1",
+    ):
+        line = f"[2025-11-29 14:35:01 TP0] {message}"
+        assert not is_boring(line, 26), message
+    assert is_boring("[2025-11-29 14:35:01 TP0] Using default chat sampling params", 26)

@@ -19,7 +19,7 @@ from tui.engine.grammar.wrappers import unwrap
 
 MAIN = sglang.MAIN
 ENGINES = ("sglang", "vllm")
-_VLLM_PROCS = re.compile(r"(?:APIServer|EngineCore|Worker|VllmWorker|LLMEngine|RayWorker)\b")
+_VLLM_PROCS = re.compile(r"APIServer|EngineCore|Worker|VllmWorker|LLMEngine|RayWorker")
 _TRACEBACK = "Traceback (most recent call last)"
 
 
@@ -81,6 +81,8 @@ class LineGrammar:
         rank = vllm.rank_of(prefix["proc"], prefix["pid"])
         if _VLLM_PROCS.match(rank):
             self._detect("vllm")
+        elif self.engine != "vllm":
+            return self.parse(rest)[-1]  # another tool's actor name (Ray): a wrapper
         envelope = vllm.ENVELOPE.match(rest)
         if envelope is None:
             bar = parse_bar(rest)

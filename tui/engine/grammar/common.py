@@ -126,7 +126,8 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
             r"EngineCore failed to start|[Ee]ngine core initialization failed|"
             r"WorkerProc (?:failed to start|hit an exception)|"
             r"EngineCore encountered a fatal error|EngineDeadError|"
-            r"Got fatal signal from worker processes|taking the entire process down",
+            r"Got fatal signal from worker processes|taking the entire process down|"
+            r"Exception in ModelTpServer",
             None,
         ),
     )

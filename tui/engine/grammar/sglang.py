@@ -160,7 +160,7 @@ _RULES: tuple[_Rule, ...] = tuple(
     (re.compile(pattern), handler)
     for pattern, handler in (
         (r"server_args=", _launch),
-        (r"Init (?:torch distributed|parallel) begin",
+        (r"Init (?:torch distributed|parallel|nccl) begin",
          _stage(Stage.DISTRIBUTED_INIT, "dist", True)),
         (r"Load weight begin", _stage(Stage.WEIGHT_LOADING, "load", True)),
         (r"Load weight end", _load_end),

@@ -26,9 +26,10 @@ from tui.engine.grammar.hits import (
 from tui.engine.stages import Stage
 
 PREFIX = re.compile(r"\((?P<proc>[^()]*?) pid=(?P<pid>\d+)\) ?")
+# ``[file.py:12]`` since 0.6; before that ``file.py:12]`` without the opening bracket.
 ENVELOPE = re.compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
-    r"\[[^\]]*\] ?"
+    r"(?:\[[^\]]*\]|[\w.-]+:\d+\]) ?"
 )
 _VERSION = re.compile(r"vLLM (?:API )?server version (\S+)|[█▄▀].*\bversion (\d\S*)")
 _ENGINE = re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)]+)\)")
@@ -112,7 +113,7 @@ def _kv_size(msg: str) -> MemoryHit:
     return MemoryHit(kv_tokens=None if tokens is None else int(tokens))
 
 
-_LOADED = _figure(r"Model loading took ([\d.]+) GiB")
+_LOADED = _figure(r"(?:Model loading|Loading model weights) took ([\d.]+) Gi?B")
 _KV_MEMORY = _figure(r"Available KV cache memory: ([\d.]+) GiB")
 _KV_SIZE = _figure(r"KV cache size: ([\d,]+) tokens")
 
@@ -133,8 +134,12 @@ _RULES: tuple[_Rule, ...] = tuple(
          _stage(Stage.DISTRIBUTED_INIT, "dist")),
         (r"Starting to load model", _stage(Stage.WEIGHT_LOADING, "load")),
         (r"Loading drafter model", _stage(Stage.WEIGHT_LOADING, "drafter", True)),
-        (r"Model loading took",
+        (r"Model loading took|Loading model weights took",
          lambda msg, _m: (StageHit(Stage.KV_CACHE, "profile"), _loaded(msg))),
+        (r"# GPU blocks: \d+|Memory profiling (?:takes|results)",
+         _stage(Stage.KV_CACHE, "kv")),
+        (r"Capturing the model for CUDA graphs|Capturing cudagraphs",
+         _stage(Stage.CUDA_GRAPH, "graph")),
         (r"Dynamo bytecode transform time|torch\.compile (?:takes|took)|Compiling a graph for|"
          r"Memory profiling takes|Initial profiling/warmup run", _stage(Stage.KV_CACHE, "compile")),
         (r"Available KV cache memory",
