@@ -28,7 +28,9 @@ from tui.engine.launch_report import HostFacts, Identity, ProcessInfo
 from tui.io.launch_node import Node
 
 POLL_INTERVAL = 0.25
-"""Seconds between checks of what is left of a group while waiting for it to go."""
+"""Longest wait between checks of what is left of a group (the first checks come sooner)."""
+
+FIRST_POLL = 0.05
 
 KILL_WAIT = 10.0
 """Seconds to wait for the group to disappear after SIGKILL."""
@@ -94,11 +96,13 @@ class Stopper:
 
     async def _wait_gone(self, run_id: str, seconds: float) -> tuple[ProcessInfo, ...]:
         deadline = time.monotonic() + seconds
+        pause = FIRST_POLL
         while True:
             left = (await self.node.probe(self.state_dir, self.stem, run_id)).ours()
             if not left or time.monotonic() >= deadline:
                 return left
-            await asyncio.sleep(POLL_INTERVAL)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, POLL_INTERVAL)
 
     async def close_record(self, status: RunStatus, how: HowEnded | None) -> RunStatus:
         """Write the end into the run's record (when not already there); the updated status."""
