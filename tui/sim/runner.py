@@ -235,7 +235,7 @@ class Runner:
         if self.cfg.engine == "vllm":
             if self.server is not None:
                 self.sink.log(None, "Shutting down FastAPI HTTP server.", src="launcher.py:122")
-        else:
+        elif signum == signal.SIGTERM:
             self.sink.log(None, f"SIGTERM received. signum={signum}, frame=None. Draining "
                           "requests and shutting down...")
         if self.state is not None:

@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from tui.sim import failures
+from tui.sim.bars import graph_draws, shard_draws
 from tui.sim.config import SimConfig
 from tui.sim.layout import Rank, failing_rank, ranks_for
-from tui.sim.logfmt import graph_bar, shard_bar
 from tui.sim.model import BASELINE_GB, CONTEXT_GB, GPU_TOTAL_GB, facts_for, plan_memory
 from tui.sim.serverargs import has_extra, sglang_server_args
 from tui.sim.timeline import Gpu, Raw, Ready, Script, Signal, Spawn, StartupTimes, Timeline
 
 Message: TypeAlias = Callable[[Rank, float], str | None]
-BAR_DELAY = 0.2  # a bar starts once every rank has logged its "begin" line
-BAR_END = 0.998  # and closes just before rank 0 reports its "end" line
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +90,8 @@ class _Builder:
                 at = self._draft_graphs(at)
             self._ready(at)
         except StartFailed:
-            return self.script.timeline(self._times(), ready=False)
-        return self.script.timeline(self._times(), ready=True)
+            return self.script.timeline(StartupTimes.from_phases(self.times), ready=False)
+        return self.script.timeline(StartupTimes.from_phases(self.times), ready=True)
 
     # -- stages ---------------------------------------------------------------------------
 
@@ -237,7 +235,7 @@ class _Builder:
         done = start + PACE.tokenizer
         self.times["tokenizer_e2e"] = self.real(done)
         if cfg.node_rank == 0:
-            self.script.log(done, None, _timings_line(self._times()))
+            self.script.log(done, None, StartupTimes.from_phases(self.times).summary())
         self.script.add(done, Ready())
 
     # -- failures -------------------------------------------------------------------------
@@ -301,47 +299,15 @@ class _Builder:
             self.script.add(at, Gpu(rank.local, used_gb, 0))
 
     def _shard_bar(self, start: float, pace: float, total: int, used: float, size: float) -> None:
-        desc = "Loading safetensors checkpoint shards"
-        begin, span = start + BAR_DELAY, pace * BAR_END - BAR_DELAY
-        for n in range(total + 1):
-            at = begin + span * n / total
-            self._draw(at, shard_bar(desc, n, total, self.real(at - begin)))
-            self.script.add(at, Gpu(None, used + size * n / total, 0))
-        self._draw(begin + span, shard_bar(desc, total, total, self.real(span)) + "\n")
+        for at, text, loaded in shard_draws(start, pace, total, self.cfg.time_scale):
+            self._draw(at, text)
+            self.script.add(at, Gpu(None, used + size * loaded, 0))
 
     def _graph_bar(self, start: float, pace: float, sizes: list[int], avail: float,
                    after: float) -> None:
-        order = sizes[::-1]
-        total = len(order)
-        begin, span = start + BAR_DELAY, pace * BAR_END - BAR_DELAY
-        for n in range(total + 1):
-            at = begin + span * n / total
-            memory = avail - (avail - after) * n / total
-            desc = f"Capturing batches (bs={order[min(n, total - 1)]} avail_mem={memory:.2f} GB)"
-            tail = "\n" if n == total else ""
-            self._draw(at, graph_bar(desc, n, total, self.real(at - begin)) + tail)
+        for at, text, _ in graph_draws(start, pace, sizes, avail, after, self.cfg.time_scale):
+            self._draw(at, text)
 
     def _draw(self, at: float, text: str) -> None:
         if any(rank.first for rank in self.ranks):
-            self.script.add(at, Raw("\r" + text))
-
-    def _times(self) -> StartupTimes:
-        graphs = {key: self.times.get(key, 0.0) for key in (
-            "prefill", "decode", "target_verify", "draft_prefill", "draft_decode", "draft_extend")}
-        return StartupTimes(
-            load_weight=self.times.get("load_weight", 0.0),
-            kv_cache_allocation=self.times.get("kv_cache_allocation", 0.0),
-            scheduler_e2e=self.times.get("scheduler_e2e", 0.0),
-            cuda_graph=graphs,
-            tokenizer_e2e=self.times.get("tokenizer_e2e", 0.0),
-        )
-
-
-def _timings_line(times: StartupTimes) -> str:
-    graphs = ", ".join(f"{key}={value:.2f}" for key, value in times.cuda_graph.items())
-    return (
-        f"Engine startup timings (s): load_weight={times.load_weight:.2f}, "
-        f"kv_cache_allocation={times.kv_cache_allocation:.2f}, "
-        f"scheduler_e2e={times.scheduler_e2e:.2f}, cuda_graph={{{graphs}}}, "
-        f"tokenizer_e2e={times.tokenizer_e2e:.2f}"
-    )
+            self.script.add(at, Raw(text))

@@ -93,6 +93,29 @@ class StartupTimes:
     cuda_graph: dict[str, float] = field(default_factory=dict)
     tokenizer_e2e: float = 0.0
 
+    @classmethod
+    def from_phases(cls, phases: dict[str, float]) -> StartupTimes:
+        """From per-phase seconds keyed by SGLang's phase names (missing ones are 0)."""
+        graphs = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode",
+                  "draft_extend")
+        return cls(
+            load_weight=phases.get("load_weight", 0.0),
+            kv_cache_allocation=phases.get("kv_cache_allocation", 0.0),
+            scheduler_e2e=phases.get("scheduler_e2e", 0.0),
+            cuda_graph={key: phases.get(key, 0.0) for key in graphs},
+            tokenizer_e2e=phases.get("tokenizer_e2e", 0.0),
+        )
+
+    def summary(self) -> str:
+        """SGLang's ``Engine startup timings (s): ...`` line."""
+        graphs = ", ".join(f"{key}={value:.2f}" for key, value in self.cuda_graph.items())
+        return (
+            f"Engine startup timings (s): load_weight={self.load_weight:.2f}, "
+            f"kv_cache_allocation={self.kv_cache_allocation:.2f}, "
+            f"scheduler_e2e={self.scheduler_e2e:.2f}, cuda_graph={{{graphs}}}, "
+            f"tokenizer_e2e={self.tokenizer_e2e:.2f}"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
