@@ -6,6 +6,8 @@ import os
 import re
 import signal
 import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
@@ -15,61 +17,78 @@ READY = "The server is fired up and ready to roll!"
 TP2 = ["--tp", "2", "--time-scale", FAST]
 
 
-@pytest.mark.parametrize(
-    ("scenario", "needles"),
-    [
-        ("rank-crash", ["Scheduler hit an exception: Traceback (most recent call last):",
-                        "Received sigquit from a child process. It usually means the child "
-                        "failed."]),
-        ("oom-kv-cache", ["Not enough memory. Please try to increase --mem-fraction-static.",
-                          "Received sigquit from a child process."]),
-        ("nccl-timeout", ["ProcessGroupNCCL.cpp", "Watchdog caught collective operation timeout",
-                          "crashed with exit code -6. Triggering SIGQUIT for cleanup...",
-                          "Received sigquit from a child process."]),
-        ("cuda-graph-hang", ["Scheduler watchdog timeout (self.watchdog_timeout=",
-                             "Received sigquit from a child process."]),
-        ("warmup-fail", ['"POST /generate HTTP/1.1" 500 Internal Server Error',
-                         "Initialization failed. warmup error: Traceback"]),
-    ],
-)
-def test_failures_kill_the_tree_like_sglang(start_sim: SimFactory, scenario: str,
-                                            needles: list[str]) -> None:
-    sim = start_sim([*TP2, "--scenario", scenario])
-    pids = sim.rank_pids()
-    assert sim.wait_exit() == -9
-    text = sim.text()
-    for needle in needles:
-        assert needle in text
-    assert re.search(r"kill_process_tree called: parent_pid=\d+, include_parent=True", text)
-    assert READY not in text
-    assert all_gone(pids)
+FAILURES = {
+    "rank-crash": ["Scheduler hit an exception: Traceback (most recent call last):",
+                   "Received sigquit from a child process. It usually means the child failed."],
+    "oom-kv-cache": ["Not enough memory. Please try to increase --mem-fraction-static.",
+                     "Received sigquit from a child process."],
+    "nccl-timeout": ["ProcessGroupNCCL.cpp", "Watchdog caught collective operation timeout",
+                     "crashed with exit code -6. Triggering SIGQUIT for cleanup...",
+                     "Received sigquit from a child process."],
+    "cuda-graph-hang": ["Scheduler watchdog timeout (self.watchdog_timeout=",
+                        "Received sigquit from a child process."],
+    "warmup-fail": ['"POST /generate HTTP/1.1" 500 Internal Server Error',
+                    "Initialization failed. warmup error: Traceback"],
+}
 
 
-def test_cuda_oom_when_the_memory_fraction_is_too_high(start_sim: SimFactory) -> None:
-    sim = start_sim([*TP2, "--scenario", "oom-kv-cache", "--mem-fraction-static", "0.95"])
-    assert sim.wait_exit() == -9
-    assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate" in sim.text()
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """How one simulated server ended."""
+
+    code: int
+    text: str
+    port: int
+    ranks_gone: bool
 
 
-@pytest.mark.parametrize("held_by_test", [True, False])
-def test_port_in_use_fails_after_loading_with_uvicorn_error(
-    start_sim: SimFactory, held_by_test: bool
-) -> None:
+@pytest.fixture(scope="module")
+def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]]:
+    """Every failure scenario, run at the same time (the machine is small, the runs short)."""
+    factory = SimFactory(tmp_path_factory.mktemp("failures"))
     with socket.socket() as holder:
-        scenario = "ok"
-        if held_by_test:
-            holder.bind(("127.0.0.1", 0))
-            holder.listen(1)
-            port = holder.getsockname()[1]
-        else:
-            scenario, port = "port-in-use", None
-        sim = start_sim([*TP2, "--scenario", scenario], port=port)
-        assert sim.wait_exit() == 3
-    text = sim.text()
-    assert "Capture target decode CUDA graph end." in text
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        sims = {name: factory([*TP2, "--scenario", name]) for name in FAILURES}
+        sims["cuda-oom"] = factory([*TP2, "--scenario", "oom-kv-cache",
+                                    "--mem-fraction-static", "0.95"])
+        sims["port-in-use"] = factory([*TP2, "--scenario", "port-in-use"])
+        sims["port-held"] = factory(TP2, port=holder.getsockname()[1])
+        try:
+            pids = {name: sim.rank_pids() for name, sim in sims.items()}
+            codes = {name: sim.wait_exit(timeout=90) for name, sim in sims.items()}
+            yield {name: Ended(codes[name], sim.text(), sim.port, all_gone(pids[name]))
+                   for name, sim in sims.items()}
+        finally:
+            factory.close()
+
+
+@pytest.mark.parametrize("scenario", sorted(FAILURES))
+def test_failures_kill_the_tree_like_sglang(ended: dict[str, Ended], scenario: str) -> None:
+    run = ended[scenario]
+    assert run.code == -9
+    for needle in FAILURES[scenario]:
+        assert needle in run.text
+    assert re.search(r"kill_process_tree called: parent_pid=\d+, include_parent=True", run.text)
+    assert READY not in run.text
+    assert run.ranks_gone
+
+
+def test_cuda_oom_when_the_memory_fraction_is_too_high(ended: dict[str, Ended]) -> None:
+    assert ended["cuda-oom"].code == -9
+    assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate" in ended["cuda-oom"].text
+
+
+@pytest.mark.parametrize("name", ["port-in-use", "port-held"])
+def test_port_in_use_fails_after_loading_with_uvicorn_error(ended: dict[str, Ended],
+                                                            name: str) -> None:
+    run = ended[name]
+    assert run.code == 3
+    assert "Capture target decode CUDA graph end." in run.text
     assert (f"ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', "
-            f"{sim.port}): address already in use") in text
-    assert re.search(r"kill_process_tree called: parent_pid=\d+, include_parent=False", text)
+            f"{run.port}): address already in use") in run.text
+    assert re.search(r"kill_process_tree called: parent_pid=\d+, include_parent=False", run.text)
+    assert run.ranks_gone
 
 
 def test_invalid_flags_exit_two_with_a_message(start_sim: SimFactory) -> None:

@@ -111,6 +111,7 @@ class Runner:
             for name, tag in action.children:
                 self.tree.spawn(name, tag)
             self.gpus.set_pids([child.pid for child in self.tree.children])
+            self.gpus.flush()
         elif isinstance(action, Bind):
             self._bind()
         elif isinstance(action, Exit):
