@@ -24,3 +24,12 @@ def shared() -> Path:
     if found is None:
         pytest.skip("../shared (real logs and GPU fixtures) is not beside this checkout")
     return found
+
+
+@pytest.fixture(autouse=True)
+def private_data_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run history written by any test (``bringup wait`` records start-ups) goes to a
+    throwaway folder, never to the user's data folder."""
+    monkeypatch.setenv("BRINGUP_DATA_DIR", str(tmp_path_factory.mktemp("data")))

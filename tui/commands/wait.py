@@ -5,7 +5,8 @@ it to the log engine, and when a port is known polls ``/health`` and one real ge
 through the same connection. Exit status:
 
 - 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token);
-- 1: the start failed (a failure in the log, or the server stopped before it was ready);
+- 1: the start failed (a failure in the log, or the server stopped before it was ready), or
+  with ``--fail-on-stall`` a rank was judged STALLED (see docs/history.md);
 - 2: the time given by ``--timeout`` ran out (also for command-line usage errors);
 - 3: the host could not be reached, or refused the host key or the authentication;
 - 4: the configuration is invalid.
@@ -18,11 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui.config import ConfigError, DurationError, Profile, load_config, parse_duration
+from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
+from tui.engine.estimate import DEFAULT_STARTUP
 from tui.engine.sanitize import sanitize_line
+from tui.engine.stall import StallPolicy
 
 EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG = 0, 1, 2, 3, 4
 ENGINES = ("auto", "sglang", "vllm")
@@ -50,6 +53,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--accept-new", action="store_true", help="record an unknown host key on first use"
     )
+    parser.add_argument(
+        "--fail-on-stall", action="store_true", help="exit 1 as soon as a rank is STALLED"
+    )
+    parser.add_argument("--stall-factor", type=float, metavar="F", help="times a stage's p95")
+    parser.add_argument("--stall-floor", metavar="DURATION", help="least silence that stalls")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per event")
     output.add_argument("--plain", action="store_true", help="one human line per change")
@@ -69,12 +77,18 @@ class WaitPlan:
     ssh_config: Path | None = None
     known_hosts: Path | None = None
     host_key_policy: str = "strict"
+    fail_on_stall: bool = False
+    profile: str | None = None
+    expected_startup: float = DEFAULT_STARTUP
+    stall: StallPolicy = field(default_factory=StallPolicy)
+    data_dir: Path | None = None
 
 
 def wait_plan(args: argparse.Namespace) -> WaitPlan:
     """Combine the command line with the profile; raise ValueError or ConfigError if unusable."""
     ad_hoc = args.profile is None and (args.local or args.host is not None or args.log)
-    profile = Profile() if ad_hoc else load_config(args.config).profile(args.profile)
+    config = Config() if ad_hoc else load_config(args.config)
+    profile = Profile() if ad_hoc else config.profile(args.profile)
     engine = args.engine or profile.engine
     port = args.port if args.port is not None else profile.port
     if port is None and not ad_hoc:
@@ -88,12 +102,31 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
     except DurationError as error:
         raise ValueError(f"--timeout: {error}") from None
     policy = "accept-new" if args.accept_new else profile.host_key_policy
+    stall = _stall_policy(args, profile)
     return WaitPlan(
         host, log, port, engine, timeout, args.json,
         ssh_config=args.ssh_config or profile.ssh_config,
         known_hosts=args.known_hosts or profile.known_hosts,
         host_key_policy=policy,
+        fail_on_stall=getattr(args, "fail_on_stall", False),
+        profile=None if ad_hoc else profile.name,
+        expected_startup=profile.expected_startup,
+        stall=stall,
+        data_dir=config.data_dir,
     )  # fmt: skip
+
+
+def _stall_policy(args: argparse.Namespace, profile: Profile) -> StallPolicy:
+    """The profile's ``[stall]`` table with ``--stall-factor`` and ``--stall-floor`` on top."""
+    factor = getattr(args, "stall_factor", None)
+    floor = getattr(args, "stall_floor", None)
+    if factor is not None and not 1.0 <= factor <= 1000.0:
+        raise ValueError("--stall-factor: give a number from 1 to 1000")
+    try:
+        floor_seconds = parse_duration(floor) if floor is not None else profile.stall.floor
+    except DurationError as error:
+        raise ValueError(f"--stall-floor: {error}") from None
+    return StallPolicy(factor=factor or profile.stall.factor, floor=floor_seconds)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from tui.engine import events as ev
 from tui.engine.sanitize import sanitize_line
+from tui.engine.stall import RankStalled
 from tui.io.events import (
     Connected,
     Connecting,
@@ -143,6 +144,8 @@ def _describe_engine(item: ev.Event) -> str | None:
         return "a new server run started in the log"
     if isinstance(item, ev.EngineDetected):
         return f"engine {item.engine} {_safe(item.version or '')}".rstrip()
+    if isinstance(item, RankStalled):
+        return f"STALLED: {_safe(item.reason)}"
     if isinstance(item, ev.ServerArgsSeen):
         model = _safe(item.model or "?", 120)
         return f"model {model}, tp {item.tp_size}, dp {item.dp_size}, ep {item.ep_size}"

@@ -19,11 +19,16 @@ from tui.commands.wait import (
 from tui.commands.wait_output import JsonReport, PlainReport
 from tui.engine.feed import LogEngine
 from tui.engine.snapshot import Snapshot
+from tui.engine.stall import StallTracker
 from tui.io.events import Chunk, ConnectionEvent, ConnectionFailed, Marker
 from tui.io.health import HealthChanged, HealthOptions, HealthPoller
+from tui.io.history_store import StartupHistory
 from tui.io.host_keys import check_policy
 from tui.io.session import HostSession, LocalConnector, SessionClosed, SshConnector
 from tui.io.ssh import ConnectError, SshTarget, parse_host_spec
+from tui.io.store import database_file
+
+STALL_CHECK_SECONDS = 0.5
 
 
 class Report(Protocol):
@@ -60,6 +65,11 @@ class Watcher:
         self.decided: asyncio.Future[tuple[str, int, str]] = (
             asyncio.get_running_loop().create_future()
         )
+        self.history = StartupHistory(
+            database_file(configured=plan.data_dir), profile=plan.profile,
+            expected_startup=plan.expected_startup, host=plan.host or "local",
+        )  # fmt: skip
+        self.stalls = StallTracker(plan.stall)
 
     def decide(self, verdict: str, code: int, detail: str) -> None:
         if not self.decided.done():
@@ -107,6 +117,17 @@ class Watcher:
             startup = snapshot.startup_seconds
             logged = f"; the log shows a {startup:.1f} s start-up" if startup is not None else ""
             self.decide("READY", EXIT_READY, f"ready after waiting {took:.1f} s{logged}")
+        self.history.record(snapshot)
+
+    async def watch_stalls(self) -> None:
+        """Judge the ranks' silence on a timer: a stall is the absence of lines."""
+        while True:
+            await asyncio.sleep(STALL_CHECK_SECONDS)
+            expected = self.history.expectations(self.snapshot)
+            for stalled in self.stalls.update(self.snapshot, expected, time.monotonic()):
+                self.report.emit(stalled)
+                if self.plan.fail_on_stall:
+                    self.decide("STALLED", EXIT_FAILED, f"{stalled.rank}: {stalled.reason}")
 
     def _ready(self, snapshot: Snapshot) -> bool:
         log_ready = self.plan.log is None or snapshot.ready_line_seen
@@ -140,6 +161,7 @@ async def _watch(session: HostSession, watcher: Watcher) -> tuple[str, int, str]
     tasks = []
     if plan.log is not None:
         tasks.append(asyncio.create_task(_guard(watcher, watcher.follow(session, plan.log))))
+        tasks.append(asyncio.create_task(watcher.watch_stalls()))
     if plan.port is not None:
         tasks.append(asyncio.create_task(_guard(watcher, watcher.poll(session, plan.port))))
     try:
