@@ -191,3 +191,18 @@ async def test_kill_without_a_run_says_so(tmp_path: Path) -> None:
     (kill,) = await local_launcher(tmp_path, SLEEPERS).kill()
     assert kill.outcome is KillOutcome.NO_RUN
     assert kill.ok
+
+
+async def test_a_launch_that_cannot_start_says_why_and_leaves_no_running_run(
+    tmp_path: Path,
+) -> None:
+    launcher = local_launcher(tmp_path, SLEEPERS, cwd=str(tmp_path / "missing"))
+    result = await launcher.launch()
+    assert not result.ok
+    assert "cannot enter the working directory" in result.errors[0]
+    (status,) = await launcher.status()
+    assert status.state is RunState.ENDED
+    assert status.how_ended is HowEnded.NOT_STARTED
+    (kill,) = await launcher.kill()
+    assert kill.outcome is KillOutcome.ALREADY_ENDED
+    assert "never started" in kill.message

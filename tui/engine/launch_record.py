@@ -177,6 +177,8 @@ class RunStatus:
             return f"running ({count} process{'es' if count != 1 else ''})"
         if self.state is not RunState.ENDED:
             return "no run" if self.state is RunState.NONE else "starting"
+        if self.how_ended is HowEnded.NOT_STARTED:
+            return "never started"
         how = self.how_ended.value if self.how_ended else "ended"
         return f"{how}: {describe_status(self.exit_status)}"
 

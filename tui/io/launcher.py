@@ -11,6 +11,7 @@ groups (see :mod:`tui.io.launch_kill`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -18,8 +19,8 @@ from typing import TypeVar
 
 from tui.engine.launch_plan import LaunchSpec, NodePlan, expand_home, plan_node, run_stem
 from tui.engine.launch_preflight import Preflight, Refusal, RefusalKind, evaluate
-from tui.engine.launch_record import RunStatus, new_record, run_status
-from tui.engine.launch_report import Identity
+from tui.engine.launch_record import HowEnded, RunRecord, RunStatus, iso, new_record, run_status
+from tui.engine.launch_report import HostFacts, Identity
 from tui.io.launch_kill import KillOutcome, NodeKill, Progress, Stopper, read_record
 from tui.io.launch_node import Node, NodeError
 
@@ -64,6 +65,15 @@ class RestartResult:
 
     killed: tuple[NodeKill, ...]
     launched: LaunchResult
+
+
+async def _not_started(node: Node, plan: NodePlan, record: RunRecord) -> None:
+    """Close the record of a run whose command never started (best effort)."""
+    ended = replace(
+        record, how_ended=HowEnded.NOT_STARTED, ended_at=iso(datetime.now(timezone.utc))
+    )
+    with contextlib.suppress(NodeError):
+        await node.write(plan.paths.record, ended.to_json())
 
 
 async def _each(items: Sequence[T], call: Callable[[T], Awaitable[object]]) -> list[object]:
@@ -112,11 +122,11 @@ class Launcher:
         results = await _each(range(len(plans)), lambda k: self.nodes[k].preflight(plans[k]))
         checked: list[Preflight] = []
         for plan, facts in zip(plans, results, strict=True):
-            if isinstance(facts, BaseException):
+            if isinstance(facts, HostFacts):
+                checked.append(evaluate(plan, facts))
+            else:
                 refusal = Refusal(RefusalKind.HOST_FAILED, plan.host, str(facts))
                 checked.append(Preflight(plan.host, (refusal,)))
-            else:
-                checked.append(evaluate(plan, facts))  # type: ignore[arg-type]
         return tuple(checked)
 
     async def status(self) -> tuple[RunStatus, ...]:
@@ -157,6 +167,7 @@ class Launcher:
                 continue
             if facts.errors or facts.identity is None:
                 problem = "; ".join(facts.errors) or "the command did not report its process"
+                await _not_started(node, plan, record)
                 raise NodeError(f"{node.host}: launch failed: {problem}")
             ident = facts.identity
             done = replace(
