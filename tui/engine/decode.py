@@ -25,6 +25,7 @@ class DecodeTracker:
         self.gen_throughput: deque[float] = deque(maxlen=RING)
         self.accept_len: deque[float] = deque(maxlen=RING)
         self.accept_rate: deque[float] = deque(maxlen=RING)
+        self.accept_count = 0
         self.pending: list[str] = []
         """Raw SGLang decode lines, read in bulk by ``flush`` before anything else looks."""
         self.version = 0
@@ -37,6 +38,7 @@ class DecodeTracker:
         self.gen_throughput.clear()
         self.accept_len.clear()
         self.accept_rate.clear()
+        self.accept_count = 0
         self.version += 1
 
     def add(self, hit: DecodeHit) -> None:
@@ -50,6 +52,7 @@ class DecodeTracker:
         self.flush()
         if hit.accept_len is not None:
             self.accept_len.append(hit.accept_len)
+            self.accept_count += 1
         if hit.accept_rate is not None:
             self.accept_rate.append(hit.accept_rate)
         self.version += 1
@@ -64,6 +67,7 @@ class DecodeTracker:
         pending.clear()
         self.gen_throughput.extend(gens)
         self.accept_len.extend(accepts)
+        self.accept_count += len(accepts)
         self.accept_rate.extend(rates)
         self.version += 1
 
@@ -78,5 +82,6 @@ class DecodeTracker:
                 tuple(self.gen_throughput),
                 tuple(self.accept_len),
                 tuple(self.accept_rate),
+                self.accept_count,
             )
         return self._summary

@@ -74,6 +74,10 @@ class DecodeSummary:
     gen_throughput: tuple[float, ...] = ()
     accept_len: tuple[float, ...] = ()
     accept_rate: tuple[float, ...] = ()
+    accept_count: int = 0
+    """Accept-length values seen in this run; ``accept_len`` keeps only the newest of them, so
+    the values that arrived between two summaries are the last ``b.accept_count -
+    a.accept_count`` of the later one."""
 
 
 @dataclass(frozen=True, slots=True)
