@@ -76,6 +76,14 @@ class LogSink:
     def raw(self, text: str, who: str | None = None, stamped: bool = False) -> None:
         if stamped:
             text = text.replace(GLOG, glog_stamp(time.time()))
-        if self.engine == "vllm" and who is not None and self.line_start:
-            text = vllm_raw(who, self.pid_of(who), text)
+        if self.engine == "vllm" and who is not None:
+            text = self._prefixed(who, text)
         self._write(text)
+
+    def _prefixed(self, who: str, text: str) -> str:
+        """vLLM prefixes every line its processes write (a redraw continues its line)."""
+        pid, at_start, out = self.pid_of(who), self.line_start, []
+        for piece in text.splitlines(keepends=True) if "\n" in text else [text]:
+            out.append(vllm_raw(who, pid, piece) if at_start else piece)
+            at_start = piece.endswith("\n")
+        return "".join(out)

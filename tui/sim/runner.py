@@ -127,7 +127,7 @@ class Runner:
             sock.bind((self.cfg.host, self.cfg.port))
         except OSError:
             sock.close()
-            self.sink.log(None, port_busy(self.cfg.host, self.cfg.port), "ERROR")
+            self.sink.raw(port_busy(self.cfg.host, self.cfg.port) + "\n", "APIServer")
             self._finish(1)
             return
         self._socket = sock

@@ -37,6 +37,12 @@ def worker_failed() -> str:
     )
 
 
+_KV_FRAME = ("v1/engine/core.py", 121, "__init__",
+             "num_gpu_blocks, num_cpu_blocks, kv_cache_config = self._initialize_kv_caches(")
+_LOAD_FRAME = ("v1/engine/core.py", 104, "__init__",
+               "self.model_executor = executor_class(vllm_config)")
+
+
 def engine_core_failed(reason: str) -> str:
     """The engine core's own report: a worker died, the GPU failed, or no KV memory."""
     tail = {"worker": _WORKER, "gpu": _ECC.rstrip("\n"), "kv": _NO_KV}[reason]
@@ -46,8 +52,7 @@ def engine_core_failed(reason: str) -> str:
                  "engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)")
         + _frame("v1/engine/core.py", 842, "__init__",
                  "super().__init__(vllm_config, executor_class, log_stats,")
-        + _frame("v1/engine/core.py", 121, "__init__",
-                 "num_gpu_blocks, num_cpu_blocks, kv_cache_config = self._initialize_kv_caches(")
+        + _frame(*(_KV_FRAME if reason == "kv" else _LOAD_FRAME))
         + tail
     )
 

@@ -181,5 +181,5 @@ def _fail(script: Script, at: float, config: SimConfig, worker: str | None, core
     else:
         reason = "gpu" if config.scenario == "rank-crash" else "kv"
     script.log(at + 0.05, core, engine_core_failed(reason), "ERROR", src="core.py:1582")
-    script.log(at + 0.1, None, init_failed(core), "ERROR")
+    script.add(at + 0.1, Raw(init_failed(core) + "\n", "APIServer"))
     script.add(at + 0.15, Exit(1))
