@@ -138,7 +138,7 @@ class LaunchControl:
 
     @property
     def running(self) -> bool:
-        return any(s.state in (RunState.RUNNING, RunState.STARTING) for s in self.statuses)
+        return any(s.state is RunState.RUNNING for s in self.statuses)
 
     def check(self, action: str) -> bool | None:
         """For ``check_action``: False removes the key, None greys it out, True enables it."""

@@ -130,9 +130,11 @@ class Stopper:
             return NodeKill(
                 self.node.host, KillOutcome.NO_RUN, f"{self.node.host}: no run recorded"
             )
+        if status.state is RunState.STARTING:
+            message = f"{self.node.host}: run {status.run_id} has not reported its process yet"
+            return NodeKill(self.node.host, KillOutcome.REFUSED, message, status.run_id, status)
         if status.state is not RunState.RUNNING or facts.identity is None:
-            if status.state is RunState.ENDED:
-                status = await self.close_record(status, None)
+            status = await self.close_record(status, None)
             port, gpu = await self._released(set())
             message = f"{self.node.host}: run {status.run_id} already {status.describe()}"
             return NodeKill(
