@@ -70,6 +70,7 @@ def test_split_extras_keeps_negative_numbers_as_values() -> None:
         (["--speculative-algorithm", "EAGLE", "--accept-len", "9"], "--accept-len 9.0"),
         (["--engine", "vllm", "--speculative-config", "{nope"], "not valid JSON"),
         (["--engine", "vllm", "--scenario", "health-lies"], "simulated for SGLang only"),
+        (["--tp", "4", "--fail-rank", "4"], "--fail-rank 4 is not a rank of this node (0..3)"),
     ],
 )
 def test_invalid_settings_name_the_flag(argv: list[str], message: str,

@@ -177,10 +177,22 @@ def test_high_memory_fraction_turns_the_kv_failure_into_a_cuda_oom() -> None:
     assert any("torch.OutOfMemoryError: CUDA out of memory." in log.msg for log in timeline.logs())
 
 
-def test_a_model_that_does_not_fit_fails_without_a_failure_scenario() -> None:
+def test_a_model_that_leaves_no_kv_room_fails_without_a_failure_scenario() -> None:
+    fits = _timeline("--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8")
+    assert fits.ready
+    timeline = _timeline("--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8",
+                         "--mem-fraction-static", "0.5")
+    assert not timeline.ready
+    assert "Current value: mem_fraction_static=0.5" in timeline.logs()[-1].msg
+
+
+def test_a_model_larger_than_the_gpu_fails_while_loading() -> None:
     timeline = _timeline("--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "4")
     assert not timeline.ready
-    assert any("Not enough memory" in log.msg for log in timeline.logs())
+    failure = timeline.logs()[-1].msg
+    assert "torch.OutOfMemoryError: CUDA out of memory." in failure
+    assert "load_weights" in failure
+    assert not any(log.msg.startswith("Load weight end.") for log in timeline.logs())
 
 
 def test_the_same_seed_gives_the_same_schedule() -> None:

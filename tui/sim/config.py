@@ -131,6 +131,11 @@ def _parallel_problems(config: SimConfig) -> list[str]:
         )
     if config.ep_size > 1 and config.tp_size % config.ep_size:
         problems.append(f"--ep-size {config.ep_size} must divide --tp-size {config.tp_size}")
+    per_node = world // config.nnodes if config.nnodes > 0 else world
+    if config.fail_rank is not None and not 0 <= config.fail_rank < max(per_node, 1):
+        problems.append(
+            f"--fail-rank {config.fail_rank} is not a rank of this node (0..{per_node - 1})"
+        )
     if config.base_gpu_id < 0:
         problems.append(f"--base-gpu-id must not be negative (got {config.base_gpu_id})")
     return problems

@@ -80,6 +80,23 @@ def kv_not_enough_memory(fraction: float) -> str:
 
 def kv_cuda_oom(gpu: int, want_gb: float, total_gb: float, free_gb: float) -> str:
     """PyTorch's allocator refusing the KV-cache tensors."""
+    return scheduler_exception(_frames(_KV_FRAMES) + _DEVICE_FRAME,
+                               _cuda_oom(gpu, want_gb, total_gb, free_gb))
+
+
+def load_cuda_oom(gpu: int, want_gb: float, total_gb: float, free_gb: float) -> str:
+    """PyTorch's allocator refusing a weight tensor: the model does not fit on the GPUs."""
+    return scheduler_exception(_frames(_LOAD_FRAMES) + _DEVICE_FRAME,
+                               _cuda_oom(gpu, want_gb, total_gb, free_gb))
+
+
+_DEVICE_FRAME = (
+    f'  File "{TORCH}/utils/_device.py", line 104, in __torch_function__\n'
+    "    return func(*args, **kwargs)\n"
+)
+
+
+def _cuda_oom(gpu: int, want_gb: float, total_gb: float, free_gb: float) -> str:
     used = total_gb - free_gb
     error = (
         f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {want_gb:.2f} GiB. "
@@ -91,11 +108,7 @@ def kv_cuda_oom(gpu: int, want_gb: float, total_gb: float, free_gb: float) -> st
         "See documentation for Memory Management  "
         "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
     )
-    frames = _frames(_KV_FRAMES) + (
-        f'  File "{TORCH}/utils/_device.py", line 104, in __torch_function__\n'
-        "    return func(*args, **kwargs)\n"
-    )
-    return scheduler_exception(frames, error)
+    return error
 
 
 def scheduler_runtime_crash() -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from tui.sim import failures
-from tui.sim.bars import graph_draws, shard_draws
+from tui.sim.bars import BAR_DELAY, graph_draws, shard_draws
 from tui.sim.config import SimConfig
 from tui.sim.layout import Rank, failing_rank, ranks_for
 from tui.sim.model import BASELINE_GB, CONTEXT_GB, GPU_TOTAL_GB, facts_for, plan_memory
@@ -149,7 +149,16 @@ class _Builder:
         self.times["load_weight"] = self.times.get("load_weight", 0.0) + self.real(end - start)
         if self.cfg.scenario == "rank-crash" and not draft:
             self._crash(start + 0.35 * pace, failures.weight_load_crash())
+        if after < 1.0:
+            self._weights_do_not_fit(start, pace, avail, size)
         return end + 0.5
+
+    def _weights_do_not_fit(self, start: float, pace: float, avail: float, size: float) -> None:
+        """The allocator refuses a shard once the GPU is full, part-way through the load."""
+        fraction = max(min((avail - 1.0) / size, 0.95), 0.05)
+        total = GPU_TOTAL_GB - CONTEXT_GB
+        text = failures.load_cuda_oom(self.bad.gpu, 2.0, total, 0.8)
+        self._crash(start + BAR_DELAY + fraction * pace, text)
 
     def _kv(self, start: float) -> float:
         mem, facts = self.mem, self.facts
