@@ -214,11 +214,11 @@ async def test_rank_panel_shows_the_gpu_beside_the_logs_memory() -> None:
         panel = app.query_one(RankPanel)
         panel.show(RankCard(rank=rank, seconds_in_stage=5))
         await pilot.pause()
-        assert "avail 38.2G  used 97.0G" in panel.render().plain
+        assert "avail 38.2G  used 97.0G" in panel.render_text()
         view = rank_gpu_view(rank, snapshot, placements, clock.now)
         panel.show(RankCard(rank=rank, seconds_in_stage=5, gpu=view))
         await pilot.pause()
-        memory = panel.render().plain.splitlines()[2]
+        memory = panel.render_text().splitlines()[2]
         assert memory == "GPU 3 101.0/140.4G   ▂▆▆ 100% 690W · avail 38.2G"
 
 
@@ -235,3 +235,16 @@ def test_panel_line_gives_up_power_then_sparkline_when_narrow() -> None:
     assert narrower.plain == "GPU 3 101.0/140.4G  ▆ 100%"
     assert panel_line(RankGpuView(None, None), 40) is None
     assert panel_line(None, 40) is None
+
+
+def test_mig_gpu_without_utilisation_says_so() -> None:
+    mig = GpuSample(index=0, memory_used_mib=1024.0, memory_total_mib=81920.0,
+                    missing=(("utilization.gpu", "N/A"), ("power.draw", "N/A")))
+    model = GpuTelemetry(Clock())
+    model.apply(GpuBatch((mig,)))
+    snapshot = model.snapshot()
+    view = rank_gpu_view(RankState(tag="TP0"), snapshot, [RankGpu("TP0", 0, MapSource.LAUNCH)],
+                         snapshot.seen_at or 0.0)
+    line = panel_line(view, 40)
+    assert line is not None
+    assert line.plain == "GPU 0 1.0/80.0G   util n/a"  # 1 of 80 GiB: the lowest block

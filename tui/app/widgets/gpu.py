@@ -115,7 +115,7 @@ def gpu_line(view: RankGpuView, width: int) -> Content:
         return _no_telemetry(view, width)
     sample = gpu.sample
     memory = f" {gib(sample.memory_used_mib).rstrip('G')}/{gib(sample.memory_total_mib)} "
-    util = "" if sample.util_pct is None else f" {sample.util_pct:.0f}%"
+    util = " util n/a" if sample.util_pct is None else f" {sample.util_pct:.0f}%"
     power = "" if sample.power_w is None else f" {sample.power_w:.0f}W"
     stale = " stale" if view.stale else ""
     head = _where(view.placement) + Content(memory)
