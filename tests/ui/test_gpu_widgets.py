@@ -247,4 +247,4 @@ def test_mig_gpu_without_utilisation_says_so() -> None:
                          snapshot.seen_at or 0.0)
     line = panel_line(view, 40)
     assert line is not None
-    assert line.plain == "GPU 0 1.0/80.0G   util n/a"  # 1 of 80 GiB: the lowest block
+    assert line.plain == "GPU 0 1.0/80.0G   util n/a"  # 1 of 80 GiB rounds to blank
