@@ -206,3 +206,12 @@ async def test_a_launch_that_cannot_start_says_why_and_leaves_no_running_run(
     (kill,) = await launcher.kill()
     assert kill.outcome is KillOutcome.ALREADY_ENDED
     assert "never started" in kill.message
+
+
+async def test_an_ended_run_always_has_its_exit_status(tmp_path: Path) -> None:
+    """The group is probed before the status file, so "gone" never races "status written"."""
+    for attempt in range(10):
+        launcher = local_launcher(tmp_path / str(attempt), ("sh", "-c", "exit 3"))
+        assert (await launcher.launch()).ok
+        (status,) = await wait_for_state(launcher, RunState.ENDED)
+        assert (status.how_ended, status.exit_status) == (HowEnded.FAILED, 3)

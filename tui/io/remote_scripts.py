@@ -40,13 +40,15 @@ probe_run() {
     run=${run%.json}
   fi
   printf 'run %s\n' "$run"
-  if [ -f "$state/$run.json" ]; then
-    printf 'record %s\n' "$(head -c 65536 -- "$state/$run.json" | tr -d '\n')"
-  fi
-  if [ -f "$state/$run.exit" ]; then printf 'exit %s\n' "$(head -n 1 -- "$state/$run.exit")"; fi
+  # Processes first, exit status after: the wrapper writes the status before it exits, so a
+  # group seen empty always has its status on disk by the time it is read.
   if [ -f "$state/$run.pid" ] && read -r pid start boot < "$state/$run.pid"; then
     printf 'identity %s %s %s\n' "$pid" "$start" "$boot"
     case $pid in ''|*[!0-9]*) ;; *) members "$pid" ;; esac
+  fi
+  if [ -f "$state/$run.exit" ]; then printf 'exit %s\n' "$(head -n 1 -- "$state/$run.exit")"; fi
+  if [ -f "$state/$run.json" ]; then
+    printf 'record %s\n' "$(head -c 65536 -- "$state/$run.json" | tr -d '\n')"
   fi
 }
 proc_listeners() {
