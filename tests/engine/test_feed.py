@@ -156,3 +156,40 @@ def test_engine_is_reported_once_detected() -> None:
     assert snapshot.server.engine == "sglang"
     entered = [e for e in events if isinstance(e, StageEntered)]
     assert entered[-1].stage is Stage.DISTRIBUTED_INIT
+
+
+SERVING = [
+    "[2026-01-01 00:00:{s:02d} TP0] Decode batch, #running-req: 3, #token: 9, token usage: 0.1, "
+    "accept len: 2.{s:02d}, accept rate: 0.5, cuda graph: True, gen throughput (token/s): 4{s}.5, "
+    "#queue-req: 0, ",
+    "[2026-01-01 00:00:{s:02d}.123 DP1 TP1] Decode batch, #running-req: 1, #token: 9, token "
+    "usage: 0.1, cuda graph: True, gen throughput (token/s): 1{s}.0, #queue-req: 0, ",
+    "[2026-01-01 00:00:{s:02d} TP0] Decode batch, #running-req: 3, no figures here",
+    "[2026-01-01 00:00:{s:02d} TP0] Prefill batch, #new-seq: 1, #new-token: 5, #cached-token: 0",
+    '[2026-01-01 00:00:{s:02d}] INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK',
+    '[2026-01-01 00:00:{s:02d}] INFO:     127.0.0.1:5 - "GET /health HTTP/1.1" 503 Unavailable',
+    '[2026-01-01 00:00:{s:02d}] INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 404 Not Found',
+    "[2026-01-01 00:00:{s:02d}] Using default chat sampling params",
+    "[2026-01-01 00:00:{s:02d} TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1",
+    "[2026-01-01 00:00:{s:02d} TP1] Scheduler hit an exception: Traceback (most recent call last):",
+    "RuntimeError: boom {s}",
+    "plain noise {s}",
+]
+READY_LINES = sglang_lines(
+    "server_args=ServerArgs(model_path='/m', tp_size=2)",
+    "The server is fired up and ready to roll!",
+    rank="",
+) + sglang_lines("Decode batch, #running-req: 1, cuda graph: True, gen throughput (token/s): 1.0, ")
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(SERVING) - 1), st.integers(0, 59)), max_size=80))
+def test_the_fast_path_agrees_with_reading_line_by_line(picks: list[tuple[int, int]]) -> None:
+    body = "".join(SERVING[index].format(s=second) + "\n" for index, second in picks)
+    data = (READY_LINES + body).encode()
+    fast = LogEngine(clock=fixed_clock)
+    by_line = LogEngine(clock=fixed_clock, keep_lines=True)
+    fast_events = [*fast.feed(data).events, *fast.finish().events]
+    line_events = [*by_line.feed(data).events, *by_line.finish().events]
+    assert fast_events == line_events
+    assert fast.snapshot == by_line.snapshot

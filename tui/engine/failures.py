@@ -41,6 +41,7 @@ class _Episode:
     hard: bool
     last: int
     hard_line: int = 0
+    ts: float | None = None
     excerpt: list[str] = field(default_factory=list)
     closed: bool = False
 
@@ -65,8 +66,19 @@ class FailureTracker:
         """True while lines may still add to the current episode."""
         return self._episode is not None and not self._settled
 
+    @property
+    def ts(self) -> float | None:
+        """Log time of the line that opened the current episode, if it had one."""
+        return None if self._episode is None else self._episode.ts
+
     def observe(
-        self, line: int, rank: str | None, text: str, hit: FailureHit, stage: Stage | None
+        self,
+        line: int,
+        rank: str | None,
+        text: str,
+        hit: FailureHit,
+        stage: Stage | None,
+        ts: float | None = None,
     ) -> Failure | None:
         """Take a failure sign; returns the failure once it is settled (at most once)."""
         if self.stopped or self._settled:
@@ -74,7 +86,7 @@ class FailureTracker:
         episode = self._episode
         stale = episode is not None and not episode.hard and line - episode.last > MERGE_WINDOW
         if episode is None or stale:
-            episode = _Episode(line, rank, stage, hit.kind, hit.hard, line)
+            episode = _Episode(line, rank, stage, hit.kind, hit.hard, line, ts=ts)
             self._episode = episode
         elif episode.kind is None and hit.kind is not None:
             episode.kind = hit.kind

@@ -104,7 +104,7 @@ class LogEngine:
         kept = self._start_batch()
         if self._partial or self._folded is not None or self._cut:
             self._finish_partial(now)
-        self._model.settle(now)
+        self._model.settle()
         return self._update(kept)
 
     def mark_new_run(self, reason: str) -> Update:

@@ -157,7 +157,7 @@ class StartupModel:
                     rank = self.rank_zero(when)
                 self._handlers[type(hit)](hit, At(parsed, rank, when))
         if not failed and self.failures.open:
-            self._report(self.failures.follow(line, parsed.msg), when)
+            self._report(self.failures.follow(line, parsed.msg))
         self._snapshot = None
         return rank.tag if rank is not None else None
 
@@ -230,17 +230,19 @@ class StartupModel:
         rank = at.rank
         stage = rank.stage if rank is not None else self.last_stage()
         tag = rank.tag if rank is not None else None
-        failure = self.failures.observe(at.when.line, tag, at.parsed.msg, hit, stage)
-        self._report(failure, at.when)
+        when = at.when
+        failure = self.failures.observe(when.line, tag, at.parsed.msg, hit, stage, when.ts)
+        self._report(failure)
 
-    def _report(self, failure: Failure | None, when: LogTime) -> None:
+    def _report(self, failure: Failure | None) -> None:
+        """Announce the failure once; its time is that of the line that showed it first."""
         if failure is None or self.reported is not None:
             return
         self.reported = failure
         if failure.rank is not None and failure.rank in self.ranks:
             self.ranks[failure.rank].mark_failed()
         self.events.append(
-            ev.FailureDetected(failure.line, failure.rank, when.ts, failure.kind,
+            ev.FailureDetected(failure.line, failure.rank, self.failures.ts, failure.kind,
                                failure.excerpt, failure.stage)
         )  # fmt: skip
 
@@ -322,11 +324,10 @@ class StartupModel:
             self.serving = True
             self._enter_all(Stage.SERVING, when)
 
-    def settle(self, now: float) -> None:
+    def settle(self) -> None:
         """End of stream: an open failure is final, and a survived-looking one counts."""
-        when = LogTime(self.lines, self.last_ts, self.last_text, now)
-        self._report(self.failures.settle(), when)
-        self._report(self.failures.current(self.ready_line_seen), when)
+        self._report(self.failures.settle())
+        self._report(self.failures.current(self.ready_line_seen))
         self._snapshot = None
 
     # ------------------------------------------------------------------ views

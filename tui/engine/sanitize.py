@@ -106,16 +106,39 @@ def split_lines(
         if len(text) > limit and max(map(len, lines)) > limit:
             lines = [cap_line(line, limit) for line in lines]
         return lines, segmented
-    for index, line in enumerate(lines):
-        if _SUSPECT.search(line) is None:
-            lines[index] = cap_line(line, limit)
-        elif "\r" in line:
+    suspects = _suspect_lines(text)
+    for index in suspects:
+        line = lines[index]
+        if "\r" in line:
             segments = redraws(line)
             segmented[index] = segments
             lines[index] = cap_line(overlay(segments), limit)
         else:
             lines[index] = cap_line(clean_segment(line), limit)
+    if len(text) > limit and max(map(len, lines)) > limit:
+        done = set(suspects)
+        for index, line in enumerate(lines):
+            if len(line) > limit and index not in done:
+                lines[index] = cap_line(line, limit)
     return lines, segmented
+
+
+def _suspect_lines(text: str) -> list[int]:
+    """Indexes of the lines of ``text`` that hold a character needing cleaning.
+
+    One regex search per such line; the clean lines in between are skipped at C speed.
+    """
+    found: list[int] = []
+    index, counted, start = 0, 0, 0
+    while (match := _SUSPECT.search(text, start)) is not None:
+        at = match.start()
+        index += text.count("\n", counted, at)
+        counted = at
+        found.append(index)
+        start = text.find("\n", at) + 1
+        if start == 0:
+            break
+    return found
 
 
 def sanitize_text(text: str, limit: int = MAX_LINE_CHARS) -> str:

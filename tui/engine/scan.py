@@ -109,7 +109,7 @@ class Scanner:
         owners: list[str | None] = []
         own = owners.append
         number, cut, requests = model.lines, 0, 0
-        serving = model.serving
+        serving, ranks = model.serving, model.ranks
         for line in lines:
             number += 1
             if serving and line[:1] == "[":
@@ -120,7 +120,7 @@ class Scanner:
                 tag = tags.get(tail, "?")
                 if tag == "?":
                     tag = self._tag(tail)
-                if tag is not None:
+                if tag in ranks:
                     at = end + 2
                     head = line[at : at + 6]
                     if head == "Decode":
@@ -148,7 +148,7 @@ class Scanner:
             own(self.line(line, number, now))
             if model.runs_before != runs:
                 cut, requests = len(owners) - 1, 0
-            serving = model.serving
+            serving, ranks = model.serving, model.ranks
         model.lines = number
         model.requests += requests
         self._absorb(lines, owners, cut, now)
