@@ -29,9 +29,11 @@ SLEEPER = ("sh", "-c", "sleep 60")
 def opener_for(
     log_dir: Path, command: tuple[str, ...] = SLEEPER, **changes: object
 ) -> LauncherOpener:
+    launcher = local_launcher(log_dir, command, **changes)
+
     @contextlib.asynccontextmanager
     async def opened() -> AsyncIterator[Launcher]:
-        yield local_launcher(log_dir, command, **changes)
+        yield launcher
 
     return opened
 
@@ -45,7 +47,7 @@ def make_app(opener: LauncherOpener | None, read_only: bool = False) -> MonitorA
         launcher=opener,
         read_only=read_only,
     )
-    app.launch_control.poll_seconds = 0.1
+    app.launch_control.poll_seconds = 0.3
     return app
 
 

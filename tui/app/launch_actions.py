@@ -254,6 +254,8 @@ class LaunchControl:
 
     def _show(self, statuses: Sequence[RunStatus]) -> None:
         """Remember the statuses; announce a run seen running (or launched here) that ended."""
+        if tuple(statuses) == self.statuses:
+            return
         self.statuses = tuple(statuses)
         for status in statuses:
             key = status.run_id or ""
