@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +108,21 @@ async def test_conda_environment_is_activated_with_literal_names(
         log = await asyncio.to_thread(Path(result.started[0].plan.paths.log).read_text)
         assert log == f"conda {flag} {conda_env}\nserved\n"
     assert not (tmp_path / "canary").exists()
+
+
+async def test_without_ss_the_port_owner_comes_from_proc(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bare-bin"
+    bin_dir.mkdir()
+    for tool in ("sh", "cat", "awk", "tr", "ls", "head", "sed", "cut", "readlink", "setsid"):
+        found = shutil.which(tool)
+        assert found is not None, tool
+        (bin_dir / tool).symlink_to(found)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = launcher(tmp_path, {"PATH": str(bin_dir)}, port=port)
+        result = await run.launch()
+    assert [r.kind for r in result.refusals] == [RefusalKind.PORT_IN_USE]
+    assert f"pid {os.getpid()} (" in result.refusals[0].message
+    assert any("GPU check skipped" in note for p in result.preflights for note in p.notes)
