@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from tui.engine.fingerprint import Fingerprint, fingerprint_of
 from tui.engine.snapshot import Snapshot
 from tui.engine.stages import Outcome, Stage
 from tui.engine.stall import RankHealth, StallPolicy, assess
-from tui.io.history_store import record_startup, runs
+from tui.io.history_store import connect, record_startup, runs
 
 POLL = 0.02
 FLOOR = 60.0
@@ -126,7 +127,25 @@ def _observe(watch: Watch, expectations: Expectations | None, policy: StallPolic
 
 
 def _fingerprint(snapshot: Snapshot) -> Fingerprint:
-    return fingerprint_of(snapshot.server, gpu="simulated", host="localhost")
+    """The fingerprint ``bringup wait --local`` gives the same server (no GPU type known)."""
+    return fingerprint_of(snapshot.server, host="local")
+
+
+def _ok_runs(args: argparse.Namespace, policy: StallPolicy) -> tuple[Fingerprint, list[float]]:
+    """Run the ``ok`` scenario ``--ok-runs`` times, recording each into the history."""
+    fingerprint = Fingerprint()
+    totals: list[float] = []
+    for seed in range(args.ok_runs):
+        watch = follow(args, "ok", seed, None, policy)
+        fingerprint = _fingerprint(watch.snapshot)
+        with closing(connect()) as db:
+            record = record_startup(db, fingerprint, watch.snapshot, recorded_at=float(seed))
+        total = record.total_seconds if record else None
+        print(f"ok run {seed + 1}: outcome {watch.snapshot.outcome.value}, "
+              f"start-up {_sim(total, args.time_scale)} simulated s")  # fmt: skip
+        if total is not None:
+            totals.append(total)
+    return fingerprint, totals
 
 
 def main() -> int:
@@ -139,24 +158,41 @@ def main() -> int:
     scale = args.time_scale
     policy = StallPolicy(floor=FLOOR * scale, lag=LAG * scale)
     os.environ.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
-    db = sqlite3.connect(":memory:")
-    fingerprint = Fingerprint()
-    totals: list[float] = []
-    for seed in range(args.ok_runs):
-        watch = follow(args, "ok", seed, None, policy)
-        fingerprint = _fingerprint(watch.snapshot)
-        record = record_startup(db, fingerprint, watch.snapshot, recorded_at=float(seed))
-        total = record.total_seconds if record else None
-        print(f"ok run {seed + 1}: outcome {watch.snapshot.outcome.value}, "
-              f"start-up {_sim(total, scale)} simulated s")  # fmt: skip
-        if total is not None:
-            totals.append(total)
-    history = runs(db)
-    _report_estimate(history[:-1], fingerprint, totals, scale)
-    expectations = expectations_for(fingerprint, history)
-    _report_hang(follow(args, "cuda-graph-hang", 99, expectations, policy), expectations, scale)
-    _report_slow(follow(args, "slow-rank", 98, expectations, policy), scale)
+    with tempfile.TemporaryDirectory() as data:
+        os.environ["BRINGUP_DATA_DIR"] = data
+        fingerprint, totals = _ok_runs(args, policy)
+        with closing(connect()) as db:
+            history = runs(db)
+        _report_estimate(history[:-1], fingerprint, totals, scale)
+        expectations = expectations_for(fingerprint, history)
+        _report_hang(follow(args, "cuda-graph-hang", 99, expectations, policy), expectations, scale)
+        _report_wait(args)
+        _report_slow(follow(args, "slow-rank", 98, expectations, policy), scale)
     return 0
+
+
+def _report_wait(args: argparse.Namespace) -> None:
+    """``bringup wait --fail-on-stall`` on a hung start, with the history recorded above."""
+    scale = args.time_scale
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "server.log"
+        command = [
+            sys.executable, "-m", "tui", "wait", "--local", "--log", str(log), "--json",
+            "--fail-on-stall", "--stall-floor", f"{FLOOR * scale}s", "--timeout", "15m",
+        ]  # fmt: skip
+        with _simulator(args, "cuda-graph-hang", 97, log):
+            began = time.time()
+            result = subprocess.run(command, capture_output=True, text=True, check=False)
+    records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    graph = [
+        r["t"] for r in records if r["event"] == "stage_entered" and r["stage"] == "cuda_graph"
+    ]
+    stalled = [r["t"] for r in records if r["event"] == "rank_stalled"]
+    verdict = records[-1] if records else {}
+    into = stalled[0] - min(graph) if graph and stalled else None
+    print(f"bringup wait --fail-on-stall: exit {result.returncode}, verdict "
+          f"{verdict.get('verdict')}, first rank_stalled {_sim(into, scale)} simulated s into "
+          f"CUDA graphs, {time.time() - began:.1f} real s after launch")  # fmt: skip
 
 
 def _sim(seconds: float | None, scale: float) -> str:
