@@ -95,6 +95,12 @@ class ReadyLineSeen(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class NodeReadySeen(Event):
+    """A node other than node 0 said its schedulers are ready (SGLang starts a dummy health
+    server there: ``Dummy health check server started ...``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class FailureDetected(Event):
     """A failure signature; ``excerpt`` holds the traceback head and the error line."""
 

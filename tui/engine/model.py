@@ -105,6 +105,8 @@ class StartupModel:
         self.ready_line_seen = False
         self.ready_ts: float | None = None
         self.ready_at: float | None = None
+        self.node_ready_ts: float | None = None
+        self.node_ready_at: float | None = None
         self.serving = False
         self.stopped = False
         self.requests = 0
@@ -318,6 +320,12 @@ class StartupModel:
             self.failures.progressed()
             self.events.append(ev.ReadyLineSeen(when.line, None, when.ts))
             self._enter_all(Stage.READY, when)
+        elif hit is Marker.NODE_READY and self.node_ready_at is None:
+            self.node_ready_ts = when.ts if when.ts is not None else self.last_ts
+            self.node_ready_at = when.at
+            self._substance = True
+            self.failures.progressed()
+            self.events.append(ev.NodeReadySeen(when.line, None, when.ts))
 
     def _serve(self, when: LogTime) -> None:
         if not self.serving:
@@ -370,6 +378,7 @@ class StartupModel:
                 runs_before=self.runs_before, started_at=self.started_at, first_ts=self.first_ts,
                 ready_ts=self.ready_ts, ready_at=self.ready_at, decode=self.decode.summary(),
                 requests=self.requests,
+                node_ready_ts=self.node_ready_ts, node_ready_at=self.node_ready_at,
             )  # fmt: skip
         return self._snapshot
 

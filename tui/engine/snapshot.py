@@ -99,6 +99,29 @@ class ServerInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeSummary:
+    """One node (host) of a multi-node server, as the merged start-up sees it.
+
+    ``stage`` is its slowest rank's stage; ``behind`` the monitor-clock seconds since the other
+    nodes left that stage; ``clock_skew`` how far its log clock runs ahead of node 0's (seconds,
+    from log timestamps against the monitor's receive times); ``note`` one sentence for people.
+    """
+
+    node: int
+    host: str = ""
+    ranks: int = 0
+    stage: Stage | None = None
+    joined: bool = False
+    ready: bool = False
+    failed: bool = False
+    stopped: bool = False
+    lines: int = 0
+    behind: float | None = None
+    clock_skew: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """The start-up model at one instant. ``*_at`` values come from the injected clock."""
 
@@ -118,6 +141,12 @@ class Snapshot:
     decode: DecodeSummary = field(default_factory=DecodeSummary)
     requests: int = 0
     """HTTP access lines seen in this run."""
+    node_ready_ts: float | None = None
+    """Log time of a non-zero node's ``Dummy health check server started`` line (its
+    schedulers are ready; it answers a dummy ``/health``)."""
+    node_ready_at: float | None = None
+    nodes: tuple[NodeSummary, ...] = ()
+    """One summary per node when the server spans several hosts (``tui.engine.cluster``)."""
 
     @property
     def startup_seconds(self) -> float | None:

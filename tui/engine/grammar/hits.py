@@ -118,6 +118,8 @@ class Marker(Enum):
     READY = "ready"
     RUN_STARTED = "run_started"
     SCHEDULER_READY = "scheduler_ready"
+    NODE_READY = "node_ready"
+    """A node other than node 0 has its schedulers ready (it serves a dummy ``/health``)."""
 
 
 Hit = (

@@ -178,6 +178,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"max_total_num_tokens=(\d+)",
          lambda _msg, m: (MemoryHit(kv_tokens=int(m[1])), Marker.SCHEDULER_READY)),
         (r"The server is fired up and ready to roll", _fixed(Marker.READY)),
+        (r"Dummy health check server started", _fixed(Marker.NODE_READY)),
         (r"Decode batch", lambda msg, _m: (decode_hit(msg),)),
         (r"SIGTERM received", _fixed(StopHit("SIGTERM received"))),
         (r"Start of pd disaggregation warmup", _fixed(StageHit(Stage.WARMUP, "pd_warmup"))),
@@ -189,7 +190,7 @@ _RULES: tuple[_Rule, ...] = tuple(
 # ones with a free-form label in front of ``KV Cache`` and the multimodal ``Using X as ...``.
 _PREFIXES = frozenset(
     ("serv", "Init", "Load", "Mult", "Atte", "The ", "Mamb", "Memo", "Capt", "max_", "Deco",
-     "SIGT", "Star", "INFO", "WARN", "ERRO", "DEBU", "CRIT")
+     "SIGT", "Star", "Dumm", "INFO", "WARN", "ERRO", "DEBU", "CRIT")
 )  # fmt: skip
 
 
