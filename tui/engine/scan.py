@@ -18,6 +18,7 @@ from tui.engine.grammar import LineGrammar, sglang, vllm
 from tui.engine.grammar.common import bar_hits, parse_access, parse_bar
 from tui.engine.grammar.hits import Parsed, ProgressHit
 from tui.engine.model import StartupModel
+from tui.engine.ranks import LogTime
 
 _GEN = "gen throughput (token/s): "
 _ACCEPT = "accept len: "
@@ -41,7 +42,9 @@ class Scanner:
         self.model = model
         self.kept: list[LogLine] | None = None
         """When a list, every complete line is appended to it (for a log view)."""
-        self._tags: dict[str, str | None] = {}
+        self._tags: dict[str, str] = {}
+        self._not_tags: set[str] = set()
+        self._runs = 0
         self._redraw_rank: str | None = None
 
     # ------------------------------------------------------------------ batches
@@ -102,32 +105,31 @@ class Scanner:
         still produce their (thinned) event, and only the owner of each line is noted. Anything
         else goes through ``line``, which gives the same result the slow way.
         """
-        model, tags = self.model, self._tags
+        model = self.model
+        if self._runs != model.runs_before:
+            self._runs = model.runs_before
+            self._tags.clear()
+        tags, known = self._tags, self._known
         queue = model.decode.pending.append
         decode_ts = model.decode_ts
         boring = sglang.is_boring
         owners: list[str | None] = []
         own = owners.append
         number, cut, requests = model.lines, 0, 0
-        serving, ranks = model.serving, model.ranks
+        serving = model.serving
         for line in lines:
             number += 1
             if serving and line[:1] == "[":
                 end = line.find("] ", 19)
-                tail = line[20:end] if end > 0 else "?"
-                if tail[:1] == ".":
-                    tail = tail[4:]
-                tag = tags.get(tail, "?")
-                if tag == "?":
-                    tag = self._tag(tail)
-                if tag in ranks:
+                tag = tags.get(line[20:end]) or known(line[20:end]) if end > 0 else None
+                if tag is not None:
                     at = end + 2
                     head = line[at : at + 6]
                     if head == "Decode":
                         if _GEN in line:
                             queue(line)
                             if decode_ts.get(tag) != line[1:19]:
-                                self._decode_event(tag, line, at, end - len(tail), number, now)
+                                self._decode_event(tag, line, at, number, now)
                             own(tag)
                             continue
                     elif head == "Prefil":
@@ -138,7 +140,7 @@ class Scanner:
                             if line[1:19] == model.request_ts:
                                 requests += 1
                             else:
-                                self._request(tag, line, at, end - len(tail), number, now)
+                                self._request(tag, line, at, number, now)
                             own(tag)
                             continue
                     elif boring(line, at):
@@ -147,8 +149,9 @@ class Scanner:
             runs = model.runs_before
             own(self.line(line, number, now))
             if model.runs_before != runs:
-                cut, requests = len(owners) - 1, 0
-            serving, ranks = model.serving, model.ranks
+                cut, requests, self._runs = len(owners) - 1, 0, model.runs_before
+                tags.clear()
+            serving = model.serving
         model.lines = number
         model.requests += requests
         self._absorb(lines, owners, cut, now)
@@ -168,29 +171,39 @@ class Scanner:
                     break
         self.model.absorb(last, counts, now)
 
-    def _tag(self, tail: str) -> str | None:
+    def _known(self, tail: str) -> str | None:
+        """The rank tag for an envelope tail (after the seconds: ``'.123 DP0 TP3'``), cached
+        once that rank exists in the current run; None sends the line the slow way."""
+        if tail in self._not_tags:
+            return None
+        tag = sglang.tag_of(tail)
+        if tag is None:
+            if len(self._not_tags) > 4096:
+                self._not_tags.clear()
+            self._not_tags.add(tail)
+            return None
+        if tag not in self.model.ranks:
+            return None
         if len(self._tags) > 4096:
             self._tags.clear()
-        tag = sglang.tag_of(tail)
         self._tags[tail] = tag
         return tag
 
-    def _decode_event(
-        self, tag: str, line: str, at: int, ts_end: int, number: int, now: float
-    ) -> None:
-        msg = line[at:]
-        when = self.model.when(Parsed(tag, line[1:ts_end], msg, ()), number, now)
-        self.model.decode_event(tag, sglang.decode_hit(msg), when)
+    def _envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
+        envelope = sglang.ENVELOPE.match(line)
+        ts_text = envelope["ts"] if envelope is not None else None
+        return self.model.when(Parsed(tag, ts_text, line[at:], ()), number, now)
 
-    def _request(self, tag: str, line: str, at: int, ts_end: int, number: int, now: float) -> None:
-        msg = line[at:]
-        request = parse_access(msg)
+    def _decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
+        when = self._envelope(tag, line, at, number, now)
+        self.model.decode_event(tag, sglang.decode_hit(line[at:]), when)
+
+    def _request(self, tag: str, line: str, at: int, number: int, now: float) -> None:
+        request = parse_access(line[at:])
         if request is None:
             self.line(line, number, now)
-            return
-        when = self.model.when(Parsed(tag, line[1:ts_end], msg, ()), number, now)
-        self.model.rank(tag, when)
-        self.model.request_seen(tag, request, when)
+        else:
+            self.model.request_seen(tag, request, self._envelope(tag, line, at, number, now))
 
     # ------------------------------------------------------------------ single lines
 
