@@ -249,7 +249,7 @@ class StartupModel:
         )  # fmt: skip
 
     def _on_decode(self, hit: DecodeHit, at: At) -> None:
-        if at.parsed.semantics == "sglang" and hit.gen_throughput is not None:
+        if at.parsed.semantics == "sglang":
             self.decode.pending.append(at.parsed.msg)
         else:
             self.decode.add(hit)
@@ -353,8 +353,14 @@ class StartupModel:
             served_model_name=args.served_model_name, drafter=args.drafter,
             speculative_algorithm=args.speculative_algorithm, tp_size=args.tp_size or 1,
             dp_size=args.dp_size or 1, ep_size=args.ep_size or 1, pp_size=args.pp_size or 1,
-            nnodes=args.nnodes or 1, port=args.port,
+            nnodes=args.nnodes or 1, port=self._port(),
         )  # fmt: skip
+
+    def _port(self) -> int | None:
+        """The HTTP port; vLLM's ``non-default args`` leave out the default 8000."""
+        if self.args.port is None and self.engine == "vllm" and self.args.model is not None:
+            return 8000
+        return self.args.port
 
     def failure(self) -> Failure | None:
         return self.reported or self.failures.current(self.ready_line_seen)

@@ -20,9 +20,6 @@ from tui.engine.grammar.hits import Parsed, ProgressHit
 from tui.engine.model import StartupModel
 from tui.engine.ranks import LogTime
 
-_GEN = "gen throughput (token/s): "
-_ACCEPT = "accept len: "
-_RATE = "accept rate: "
 _PROBLEM = re.compile(r"\b(?:ERROR|CRITICAL|WARNING|Error|Exception|Traceback|[Ff]ailed|Warning)\b")
 
 
@@ -126,13 +123,12 @@ class Scanner:
                     at = end + 2
                     head = line[at : at + 6]
                     if head == "Decode":
-                        if _GEN in line:
-                            queue(line)
-                            if decode_ts.get(tag) != line[1:19]:
-                                self._decode_event(tag, line, at, number, now)
-                            own(tag)
-                            continue
-                    elif head == "Prefil":
+                        queue(line)
+                        if decode_ts.get(tag) != line[1:19]:
+                            self._decode_event(tag, line, at, number, now)
+                        own(tag)
+                        continue
+                    if head == "Prefil":
                         own(tag)
                         continue
                     elif head == "INFO: ":

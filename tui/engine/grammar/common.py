@@ -117,7 +117,7 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
         (r"[Ww]atchdog timeout|[Ww]atchdog caught collective operation timeout", None),
         (r"error while attempting to bind on address|[Aa]ddress already in use", None),
         (r"is not available in \d+ seconds|^Port is already in use", FailureKind.PORT_IN_USE),
-        (r"^Killed$", FailureKind.KILLED),
+        (r"^Killed$|\b\d+ Killed +\S", FailureKind.KILLED),
         (
             r"hit an exception|Received sigquit from a child|SIGQUIT received|"
             r"scheduler died during initialization|Initialization failed\.|"
@@ -173,7 +173,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"No available shared memory broadcast",
             FailureKind.HANG,
         ),
-        (r"exited with code -9\b|exit code: -9\b|exit status 137\b", FailureKind.KILLED),
+        (r"exited with code (?:-9|137)\b|exit code: -9\b|exit status 137\b", FailureKind.KILLED),
     )
 )
 _ANY = re.compile(
