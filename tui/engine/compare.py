@@ -34,6 +34,8 @@ class RunColumn:
     startup_seconds: float | None
     levels: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     """Per concurrency, the newest stored fields of that level."""
+    launch: str = ""
+    """The launch fingerprint as one line (engine, model, drafter, parallelism, host)."""
 
 
 Figure = Callable[[RunColumn], float | None]

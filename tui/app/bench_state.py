@@ -1,0 +1,137 @@
+"""The benchmark pane's state: the phase, each level's progress and results, and what went wrong.
+
+Handlers change it as the benchmark worker's messages arrive; the pane renders it. No Textual
+import: the rules are tested without an app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+MAX_ERRORS = 5
+
+
+class BenchPhase(str, Enum):
+    """Where the benchmark is."""
+
+    IDLE = "idle"
+    """Nothing has run; the server is not ready yet, or benchmarks are off."""
+    ASKING = "asking"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class LevelProgress:
+    """One concurrency level: requests finished and failed so far, then its result fields."""
+
+    concurrency: int
+    total: int | None
+    done: int = 0
+    failed: int = 0
+    fields: Mapping[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.fields is not None
+
+
+@dataclass(slots=True)
+class BenchState:
+    """Everything the pane shows about the current (or last) benchmark."""
+
+    phase: BenchPhase = BenchPhase.IDLE
+    title: str = ""
+    levels: list[LevelProgress] = field(default_factory=list)
+    error: str = ""
+    note: str = ""
+    runs: int = 0
+    """Benchmarks started since the app opened."""
+    version: int = 0
+    """Bumped on every change, so the pane redraws only when something changed."""
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def started(self, title: str, levels: Sequence[int], per_level: int | None) -> None:
+        self.phase = BenchPhase.RUNNING
+        self.title = title
+        self.levels = [LevelProgress(level, per_level) for level in levels]
+        self.error = ""
+        self.note = ""
+        self.runs += 1
+        self._changed()
+
+    def asking(self) -> None:
+        self.phase = BenchPhase.ASKING
+        self._changed()
+
+    def declined(self) -> None:
+        self.phase = BenchPhase.IDLE
+        self.note = "not benchmarked; b runs it"
+        self._changed()
+
+    def level(self, concurrency: int) -> LevelProgress | None:
+        return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
+
+    def progressed(self, concurrency: int, done: int, failed: int) -> None:
+        found = self.level(concurrency)
+        if found is not None and not found.finished:
+            found.done, found.failed = done, failed
+            self._changed()
+
+    def level_finished(self, concurrency: int, fields: Mapping[str, Any]) -> None:
+        found = self.level(concurrency)
+        if found is None:
+            found = LevelProgress(concurrency, None)
+            self.levels.append(found)
+        found.fields = fields
+        found.done = _count(fields.get("completed"), found.done)
+        found.failed = _count(fields.get("failed"), found.failed)
+        if found.total is None:
+            found.total = found.done + found.failed
+        self._changed()
+
+    def finished(self, note: str = "") -> None:
+        self.phase = BenchPhase.DONE
+        self.note = note
+        self._changed()
+
+    def failed(self, error: str) -> None:
+        self.phase = BenchPhase.FAILED
+        self.error = error
+        self._changed()
+
+    @property
+    def running(self) -> bool:
+        return self.phase is BenchPhase.RUNNING
+
+    @property
+    def results(self) -> list[Mapping[str, Any]]:
+        """The fields of every finished level, in order."""
+        return [lv.fields for lv in self.levels if lv.fields is not None]
+
+    @property
+    def failed_requests(self) -> int:
+        return sum(level.failed for level in self.levels)
+
+    @property
+    def request_errors(self) -> list[str]:
+        """Distinct errors of failed requests across the levels (at most ``MAX_ERRORS``)."""
+        seen: list[str] = []
+        for fields in self.results:
+            errors = fields.get("errors")
+            for error in errors if isinstance(errors, list) else []:
+                if isinstance(error, str) and error not in seen:
+                    seen.append(error)
+        return seen[:MAX_ERRORS]
+
+
+def _count(value: object, default: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return default

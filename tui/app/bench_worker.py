@@ -1,0 +1,369 @@
+"""The benchmark in the app: fired when the server becomes ready, ``b`` again, ``c`` to compare.
+
+:class:`BenchControl` owns the pane's state and everything that changes it. When the verdict
+first becomes READY for a run it records the run (start-up timeline and launch fingerprint) in
+the history file, then benchmarks according to the profile's ``bench.mode``: ``auto`` at once,
+``ask`` after a yes, ``off`` only on ``b``. The worker posts :class:`BenchEvent` messages; the
+app hands them back to :meth:`BenchControl.handle`, which updates the state and the pane.
+
+Traffic goes through the host session's port forward, the same one the health poll uses; with
+``bench.official`` the engine's own tool runs on the host instead. Every failure becomes a
+message with a sanitized text; nothing from the server is ever read as markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from tui.app.bench_runs import (
+    SETTLE_SECONDS,
+    OfficialRunFailed,
+    OfficialSetup,
+    PaneClient,
+    build_workload,
+    measure,
+    run_official,
+)
+from tui.app.bench_state import BenchState
+from tui.app.model import MonitorView
+from tui.app.run_records import BenchMeta, Scope, record_run, save_levels
+from tui.app.screens.compare import CompareScreen
+from tui.app.widgets.bench_pane import BenchAskScreen, BenchPane
+from tui.config import BenchConfig
+from tui.data.prompts import PromptFileError
+from tui.engine.snapshot import DecodeSummary, Snapshot
+from tui.engine.stages import Verdict
+from tui.io.bench_client import clean, detect_endpoint
+from tui.io.session import HostSession, SessionClosed
+from tui.io.store import StoreError
+from tui.io.transport import TransportError
+
+BENCH_ACTIONS = frozenset({"bench", "compare"})
+BENCH_BINDINGS: list[BindingType] = [
+    Binding("b", "bench", "Bench", id="bench"),
+    Binding("c", "compare", "Compare", id="compare"),
+]
+FORWARD_TIMEOUT_SECONDS = 15.0
+FAILURES = (
+    httpx.HTTPError, OSError, TransportError, SessionClosed, asyncio.TimeoutError,
+    PromptFileError, OfficialRunFailed, StoreError,
+)  # fmt: skip
+"""What a benchmark can fail with; each ends it with a message instead of stopping the app."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    """The profile's side of the benchmark: its ``[bench]`` table and where results go."""
+
+    config: BenchConfig = field(default_factory=BenchConfig)
+    profile: str | None = None
+    data_dir: Path | None = None
+    venv: str | None = None
+    conda_env: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BenchSetup:
+    """Where the server is: the host session (port forward, commands) and the port on the host."""
+
+    session: HostSession
+    port: int
+    engine: str = "auto"
+    options: BenchOptions = field(default_factory=BenchOptions)
+    host: str | None = None
+
+
+class BenchEvent(Message):
+    """Something happened to the running benchmark (the app hands these to the control)."""
+
+
+class BenchStarted(BenchEvent):
+    """A benchmark started: its title, levels and requests per level (None when unknown)."""
+
+    def __init__(self, title: str, levels: tuple[int, ...], per_level: int | None) -> None:
+        super().__init__()
+        self.title = title
+        self.levels = levels
+        self.per_level = per_level
+
+
+class BenchProgressed(BenchEvent):
+    """A measured request finished; only the latest count of a level matters."""
+
+    def __init__(self, concurrency: int, done: int, failed: int) -> None:
+        super().__init__()
+        self.concurrency = concurrency
+        self.done = done
+        self.failed = failed
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, BenchProgressed) and message.concurrency == self.concurrency
+
+
+class BenchLevelFinished(BenchEvent):
+    """A concurrency level ended with these result fields."""
+
+    def __init__(self, concurrency: int, fields: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.concurrency = concurrency
+        self.fields = dict(fields)
+
+
+class BenchFinished(BenchEvent):
+    """Every level ended; ``note`` says where the results were kept (or why they were not)."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__()
+        self.note = note
+
+
+class BenchFailed(BenchEvent):
+    """The benchmark could not go on; finished levels were kept."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+def _title(settings: BenchConfig, endpoint: str) -> str:
+    levels = ",".join(str(level) for level in settings.concurrency)
+    return (
+        f"{endpoint} · {settings.num_prompts} prompts · ~{settings.input_len} in / "
+        f"{settings.output_len} out · c={levels}"
+    )
+
+
+class BenchControl:
+    """The benchmark pane's state and the workers that fill it, for ``app``."""
+
+    def __init__(
+        self, app: App[Any], setup: BenchSetup | None, snapshot: Callable[[], Snapshot]
+    ) -> None:
+        self.app = app
+        self.setup = setup
+        self.snapshot = snapshot
+        self.state = BenchState()
+        self.run_ids: dict[tuple[int, float | None], int | None] = {}
+        self.results: list[dict[str, Any]] = []
+        self._seen_ready: set[tuple[int, float | None]] = set()
+        self.settle = SETTLE_SECONDS
+        self._busy = False
+        self._lock = asyncio.Lock()
+        self.meta = BenchMeta(self.options.profile, "", "", None, 0.0)
+
+    @property
+    def options(self) -> BenchOptions:
+        return self.setup.options if self.setup is not None else BenchOptions()
+
+    def check(self, action: str) -> bool | None:
+        """For ``check_action``: ``b`` and ``c`` need a server port (without one the app
+        records nothing), and ``b`` no benchmark running."""
+        if action not in BENCH_ACTIONS:
+            return True
+        if self.setup is None:
+            return False
+        return None if action == "bench" and self._busy else True
+
+    # --- the verdict ---------------------------------------------------------------------
+
+    def verdict_seen(self, view: MonitorView) -> None:
+        """Called on every repaint: the first READY (or FAILED) of a run is acted on once."""
+        key = _run_key(view.snapshot)
+        if view.verdict is Verdict.FAILED and key not in self.run_ids:
+            self._record_later(view.snapshot)
+        if view.verdict is not Verdict.READY or key in self._seen_ready:
+            return
+        self._seen_ready.add(key)
+        if self.setup is None:
+            return
+        self._record_later(view.snapshot)
+        mode = self.options.config.mode
+        if mode == "auto":
+            self.start()
+        elif mode == "ask":
+            self.ask()
+        else:
+            self.state.declined()
+            self.state.note = "benchmark mode is off; b runs it"
+            self.show()
+
+    def _record_later(self, snapshot: Snapshot) -> None:
+        if self.setup is not None:
+            self.run_ids.setdefault(_run_key(snapshot), None)
+            self.app.run_worker(self.record(snapshot), group="bench-record", exit_on_error=False)
+
+    async def record(self, snapshot: Snapshot) -> int | None:
+        """The history id of ``snapshot``'s run, storing the run the first time."""
+        key = _run_key(snapshot)
+        async with self._lock:
+            found = self.run_ids.get(key)
+            if found is not None or self.setup is None:
+                return found
+            options = self.options
+            try:
+                found = await asyncio.to_thread(
+                    record_run, options.data_dir, snapshot, options.profile, self.setup.host
+                )
+            except StoreError as exc:
+                self.app.notify(f"run not recorded: {clean(str(exc))}", markup=False,
+                                severity="warning")  # fmt: skip
+                return None
+            self.run_ids[key] = found
+            return found
+
+    def ask(self) -> None:
+        self.state.asking()
+        self.show()
+        self.app.push_screen(BenchAskScreen(), self._answered)
+
+    def _answered(self, yes: bool | None) -> None:
+        if yes:
+            self.start()
+        else:
+            self.state.declined()
+            self.show()
+
+    # --- running -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Benchmark now (the ``b`` key), unless one is already running."""
+        if self.setup is None:
+            self.app.notify("no server port to benchmark", markup=False)
+            return
+        if self._busy:
+            self.app.notify("a benchmark is already running", markup=False)
+            return
+        self._busy = True
+        self.app.refresh_bindings()
+        self.app.run_worker(self._bench(self.setup), group="bench", exit_on_error=False)
+
+    async def _bench(self, setup: BenchSetup) -> None:
+        self.results = []
+        snapshot = self.snapshot()
+        run_id: int | None = None
+        self.meta = BenchMeta(setup.options.profile, _address(setup), "", None, time.time())
+        try:
+            run_id = await self.record(snapshot)
+            if setup.options.config.official:
+                await self._official(setup, snapshot)
+            else:
+                await self._builtin(setup, snapshot)
+            self.app.post_message(BenchFinished(await self._save(run_id)))
+        except FAILURES as exc:
+            error = clean(f"{type(exc).__name__}: {exc}", 300)
+            if self.results:
+                error += f" ({await self._save(run_id)})"
+            self.app.post_message(BenchFailed(error))
+        finally:
+            self._busy = False
+            self.app.refresh_bindings()
+
+    async def _builtin(self, setup: BenchSetup, snapshot: Snapshot) -> None:
+        settings = setup.options.config
+        url = await asyncio.wait_for(setup.session.forward(setup.port), FORWARD_TIMEOUT_SECONDS)
+        endpoint = settings.endpoint
+        if endpoint is None:
+            engine = setup.engine if setup.engine != "auto" else snapshot.server.engine
+            known = engine in ("sglang", "vllm")
+            endpoint = settings.endpoint_for(engine) if known else await detect_endpoint(url)
+        workload = build_workload(settings, endpoint)
+        self.meta = replace(self.meta, endpoint=endpoint, model=snapshot.server.model)
+        self.app.post_message(
+            BenchStarted(_title(settings, endpoint), settings.concurrency, len(workload.prompts))
+        )
+        client = PaneClient(url, workload, self._decode, self._progressed)
+        async with client:
+            await client.resolve_model()
+            self.meta = replace(self.meta, model=snapshot.server.model or client.model)
+            await measure(client, settings.concurrency, self._level_done, self.settle)
+
+    async def _official(self, setup: BenchSetup, snapshot: Snapshot) -> None:
+        settings = setup.options.config
+        self.meta = replace(self.meta, endpoint="official", model=snapshot.server.model)
+        engine = setup.engine if setup.engine != "auto" else snapshot.server.engine
+        tool = "vllm bench serve" if engine == "vllm" else "sglang.bench_serving"
+        self.app.post_message(
+            BenchStarted(f"official {tool} · {_title(settings, 'random')}", settings.concurrency,
+                         settings.num_prompts)
+        )  # fmt: skip
+        official = OfficialSetup(
+            setup.session, engine, setup.port, snapshot.server.model,
+            setup.options.venv, setup.options.conda_env,
+        )  # fmt: skip
+        await run_official(official, settings, self._level_done)
+
+    def _decode(self) -> DecodeSummary:
+        return self.snapshot().decode
+
+    def _progressed(self, concurrency: int, done: int, failed: int) -> None:
+        self.app.post_message(BenchProgressed(concurrency, done, failed))
+
+    def _level_done(self, concurrency: int, fields: dict[str, Any]) -> None:
+        self.results.append(fields)
+        self.app.post_message(BenchLevelFinished(concurrency, fields))
+
+    async def _save(self, run_id: int | None) -> str:
+        try:
+            await asyncio.to_thread(
+                save_levels, self.options.data_dir, run_id, list(self.results), self.meta
+            )
+        except StoreError as exc:
+            return f"results not saved: {clean(str(exc))}"
+        return f"saved with run #{run_id}" if run_id is not None else "saved (run not recorded)"
+
+    # --- messages and the pane -------------------------------------------------------------
+
+    def handle(self, event: BenchEvent) -> None:
+        """Apply one of the worker's messages to the state and redraw the pane."""
+        state = self.state
+        if isinstance(event, BenchStarted):
+            state.started(event.title, event.levels, event.per_level)
+        elif isinstance(event, BenchProgressed):
+            state.progressed(event.concurrency, event.done, event.failed)
+        elif isinstance(event, BenchLevelFinished):
+            state.level_finished(event.concurrency, event.fields)
+        elif isinstance(event, BenchFinished):
+            state.finished(event.note)
+        elif isinstance(event, BenchFailed):
+            state.failed(event.error)
+        self.show()
+
+    def show(self) -> None:
+        """Redraw the pane, wherever it is in the screen stack."""
+        for screen in self.app.screen_stack:
+            for pane in screen.query(BenchPane):
+                pane.show(self.state)
+
+    # --- comparison ----------------------------------------------------------------------
+
+    def scopes(self) -> list[Scope]:
+        """What the comparison can list: the profile's runs, then the model's."""
+        found = []
+        if self.options.profile:
+            found.append(Scope("profile", self.options.profile))
+        model = self.snapshot().server.model
+        if model:
+            found.append(Scope("model", model))
+        return found
+
+    def compare(self) -> None:
+        """Open the comparison view (the ``c`` key)."""
+        self.app.push_screen(CompareScreen(self.scopes(), self.options.data_dir))
+
+
+def _run_key(snapshot: Snapshot) -> tuple[int, float | None]:
+    return (snapshot.runs_before, snapshot.started_at)
+
+
+def _address(setup: BenchSetup) -> str:
+    return f"http://{setup.host or 'localhost'}:{setup.port}"
