@@ -102,9 +102,10 @@ class ServerInfo:
 class NodeSummary:
     """One node (host) of a multi-node server, as the merged start-up sees it.
 
-    ``stage`` is its slowest rank's stage; ``behind`` the monitor-clock seconds since the other
-    nodes left that stage; ``clock_skew`` how far its log clock runs ahead of node 0's (seconds,
-    from log timestamps against the monitor's receive times); ``note`` one sentence for people.
+    ``stage`` is its slowest rank's stage; ``behind_since`` the instant (monitor clock) since
+    which most other nodes have left that stage; ``clock_skew`` how far its log clock runs ahead
+    of node 0's (seconds, from log timestamps against the monitor's receive times); ``note`` one
+    sentence for people.
     """
 
     node: int
@@ -116,7 +117,7 @@ class NodeSummary:
     failed: bool = False
     stopped: bool = False
     lines: int = 0
-    behind: float | None = None
+    behind_since: float | None = None
     clock_skew: float | None = None
     note: str = ""
 

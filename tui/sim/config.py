@@ -15,6 +15,8 @@ SCENARIOS: tuple[str, ...] = (
     "slow-rank",
     "warmup-fail",
     "health-lies",
+    "node-lag",
+    "node-hang",
 )
 VLLM_SCENARIOS: tuple[str, ...] = ("ok", "oom-kv-cache", "rank-crash", "port-in-use")
 ENGINES: tuple[str, ...] = ("sglang", "vllm")

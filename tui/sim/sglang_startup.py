@@ -42,6 +42,7 @@ class Pace:
     warmup: float = 20.0
     jitter: float = 0.02
     slow: float = 2.5
+    node_lag: float = 60.0
 
 
 PACE = Pace()
@@ -113,11 +114,22 @@ class _Builder:
                         f"Launch DP{rank.dp_rank} starting at GPU #{rank.gpu}.")
         return PACE.spawn
 
+    @property
+    def last_node(self) -> bool:
+        """The node the multi-node scenarios pick: the last one (node 1 of 2)."""
+        return self.cfg.node_rank == max(self.cfg.nnodes, 1) - 1
+
     def _dist_init(self, start: float) -> float:
+        pace = PACE.dist_init
+        if self.cfg.scenario == "node-lag" and self.cfg.nnodes > 1:
+            if self.last_node:
+                start += PACE.node_lag
+            else:
+                pace += PACE.node_lag
         for rank in self.ranks:
             self.script.add(start, Gpu(rank.local, CONTEXT_GB, 0))
         end = self._per_rank(
-            start, PACE.dist_init,
+            start, pace,
             lambda r, s: "Init parallel begin.",
             lambda r, s: f"Init parallel ends. elapsed={s:.2f} s",
         )
@@ -137,11 +149,12 @@ class _Builder:
         arch = facts.draft_architecture if draft else facts.architecture
         pace = PACE.draft_load if draft else PACE.load
         slow = self.cfg.scenario == "slow-rank" and not draft
+        stuck = self._stuck_in_load(draft)
         end = self._per_rank(
             start, pace,
             lambda r, s: f"Load weight begin. avail mem={avail:.2f} GB",
-            lambda r, s: f"Load weight end. elapsed={s:.2f} s, type={arch}, "
-            f"avail mem={after:.2f} GB, mem usage={size:.2f} GB.",
+            lambda r, s: None if r.local == stuck else f"Load weight end. elapsed={s:.2f} s, "
+            f"type={arch}, avail mem={after:.2f} GB, mem usage={size:.2f} GB.",
             slow=slow,
         )
         shards = facts.draft_shards if draft else facts.shards
@@ -149,9 +162,19 @@ class _Builder:
         self.times["load_weight"] = self.times.get("load_weight", 0.0) + self.real(end - start)
         if self.cfg.scenario == "rank-crash" and not draft:
             self._crash(start + 0.35 * pace, failures.weight_load_crash())
+        if self.cfg.scenario == "node-hang" and not draft:
+            self.script.cut(end)
+            raise StartFailed
         if after < 1.0:
             self._weights_do_not_fit(start, pace, avail, size)
         return end + 0.5
+
+    def _stuck_in_load(self, draft: bool) -> int | None:
+        """With ``node-hang``, the local index of the last node's rank that never finishes
+        loading its target weights; every other rank waits for it in the next collective."""
+        if self.cfg.scenario != "node-hang" or draft or not self.last_node:
+            return None
+        return self.bad.local
 
     def _weights_do_not_fit(self, start: float, pace: float, avail: float, size: float) -> None:
         """The allocator refuses a shard once the GPU is full, part-way through the load."""
