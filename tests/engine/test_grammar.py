@@ -19,7 +19,7 @@ from tui.engine.grammar.hits import (
     SpecHit,
     StageHit,
 )
-from tui.engine.grammar.sglang import is_boring
+from tui.engine.grammar.sglang import decode_figures, is_boring
 from tui.engine.grammar.wrappers import unwrap
 from tui.engine.stages import FailureKind, Stage
 
@@ -349,3 +349,17 @@ def test_every_milestone_is_kept_off_the_fast_path() -> None:
         line = f"[2025-11-29 14:35:01 TP0] {message}"
         assert not is_boring(line, 26), message
     assert is_boring("[2025-11-29 14:35:01 TP0] Using default chat sampling params", 26)
+
+
+def test_hostile_numbers_are_dropped_not_raised() -> None:
+    huge = "9" * 5000
+    decode = (
+        "[2026-01-01 00:00:00 TP0] Decode batch, #running-req: 1e999, accept len: 1.2.3, "
+        f"cuda graph: True, gen throughput (token/s): {huge}.5, #queue-req: nan, "
+    )
+    hit = next(h for h in parse(decode)[1] if isinstance(h, DecodeHit))
+    assert hit == DecodeHit(None, None, None, None, None)
+    assert parse_bar(f"Loading safetensors checkpoint shards: 5% Completed | {huge}/9") is None
+    load = "[2026-01-01 00:00:00 TP0] Load weight begin. avail mem=1.2.3 GB"
+    assert stage_of(load) is Stage.WEIGHT_LOADING
+    assert decode_figures(f"gen throughput (token/s): {huge}, accept len: 2.5, ") == ([], [2.5], [])

@@ -51,7 +51,7 @@ _DIGITS = re.compile(r"\d+")
 
 def rank_sort_key(tag: str) -> tuple[int, list[int], str]:
     """``main`` first, then ranks in numeric order (TP2 before TP10)."""
-    return (0 if tag == MAIN else 1, [int(n) for n in _DIGITS.findall(tag)], tag)
+    return (0 if tag == MAIN else 1, [int(n[:18]) for n in _DIGITS.findall(tag)], tag)
 
 
 def _rank_zero_key(tag: str) -> tuple[int, list[int], str]:

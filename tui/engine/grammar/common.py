@@ -6,6 +6,7 @@ project's engine reference), not from particular log files.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date
 
@@ -19,6 +20,30 @@ from tui.engine.grammar.hits import (
     StopHit,
 )
 from tui.engine.stages import FailureKind, Stage
+
+# ---------------------------------------------------------------------------- numbers
+
+
+def to_float(text: str) -> float | None:
+    """A finite number from log text, or None (hostile text may say ``1.2.3`` or ``1e999``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def to_int(text: str) -> int | None:
+    """A count from log text, or None when it is not a plausible one (over 18 digits)."""
+    if not text.isdigit() or len(text) > 18:
+        return None
+    return int(text)
+
+
+def whole(value: float | None) -> int | None:
+    """A finite float as an int, or None."""
+    return None if value is None or abs(value) > 1e18 else int(value)
+
 
 # ---------------------------------------------------------------------------- progress bars
 
@@ -44,7 +69,10 @@ def parse_bar(text: str) -> ProgressHit | None:
         stage = Stage.CUDA_GRAPH
     else:
         return None
-    return ProgressHit(stage, int(match["done"]), int(match["total"]), desc.strip())
+    done, total = to_int(match["done"]), to_int(match["total"])
+    if done is None or total is None:
+        return None
+    return ProgressHit(stage, done, total, desc.strip())
 
 
 def bar_hits(bar: ProgressHit) -> tuple[Hit, ...]:

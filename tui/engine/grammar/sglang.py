@@ -10,11 +10,19 @@ begin``; ``Load weight end`` with and without ``elapsed=``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
 from tui.engine.grammar.args import sglang_args
-from tui.engine.grammar.common import maybe_failure, parse_access, uvicorn_hits
+from tui.engine.grammar.common import (
+    maybe_failure,
+    parse_access,
+    to_float,
+    to_int,
+    uvicorn_hits,
+    whole,
+)
 from tui.engine.grammar.hits import (
     DecodeHit,
     Hit,
@@ -66,10 +74,7 @@ def _number(text: str, key: str) -> float | None:
         return None
     start += len(key)
     end = text.find(",", start)
-    try:
-        return float(text[start:] if end < 0 else text[start:end])
-    except ValueError:
-        return None
+    return to_float(text[start:] if end < 0 else text[start:end])
 
 
 def decode_hit(msg: str) -> DecodeHit:
@@ -80,8 +85,8 @@ def decode_hit(msg: str) -> DecodeHit:
         _number(msg, "gen throughput (token/s): "),
         _number(msg, "accept len: "),
         _number(msg, "accept rate: "),
-        None if running is None else int(running),
-        None if queued is None else int(queued),
+        whole(running),
+        whole(queued),
     )
 
 
@@ -92,16 +97,12 @@ _ACCEPT_RATE = re.compile(r"accept rate: ([\d.]+)")
 
 def _floats(values: list[str]) -> list[float]:
     try:
-        return list(map(float, values))
+        numbers = list(map(float, values))
     except ValueError:
-        return [number for number in map(_float_or_none, values) if number is not None]
-
-
-def _float_or_none(value: str) -> float | None:
-    try:
-        return float(value)
-    except ValueError:
-        return None
+        return [number for number in map(to_float, values) if number is not None]
+    if all(map(math.isfinite, numbers)):
+        return numbers
+    return [number for number in numbers if math.isfinite(number)]
 
 
 def decode_figures(text: str) -> tuple[list[float], list[float], list[float]]:
@@ -118,9 +119,7 @@ def decode_figures(text: str) -> tuple[list[float], list[float], list[float]]:
 def _memory(msg: str) -> MemoryHit:
     avail = _GB.search(msg)
     used = _USED.search(msg)
-    return MemoryHit(
-        float(avail[1]) if avail else None, float(used[1]) if used and used[1] != "-" else None
-    )
+    return MemoryHit(to_float(avail[1]) if avail else None, to_float(used[1]) if used else None)
 
 
 def _load_end(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
@@ -136,7 +135,7 @@ def _graph_begin(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
 
 def _kv(_msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     label = (match[1] or "").strip()
-    tokens = int(match[2]) if match[2] else None
+    tokens = to_int(match[2]) if match[2] else None
     return (StageHit(Stage.KV_CACHE, "kv:" + label, True), MemoryHit(kv_tokens=tokens))
 
 
@@ -176,7 +175,7 @@ _RULES: tuple[_Rule, ...] = tuple(
          lambda msg, _m: (_memory(msg),)),
         (r"Capture ([\w -]+?) begin\b", _graph_begin),
         (r"max_total_num_tokens=(\d+)",
-         lambda _msg, m: (MemoryHit(kv_tokens=int(m[1])), Marker.SCHEDULER_READY)),
+         lambda _msg, m: (MemoryHit(kv_tokens=to_int(m[1])), Marker.SCHEDULER_READY)),
         (r"The server is fired up and ready to roll", _fixed(Marker.READY)),
         (r"Dummy health check server started", _fixed(Marker.NODE_READY)),
         (r"Decode batch", lambda msg, _m: (decode_hit(msg),)),

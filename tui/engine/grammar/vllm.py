@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from tui.engine.grammar.args import vllm_args
-from tui.engine.grammar.common import parse_access, uvicorn_hits
+from tui.engine.grammar.common import parse_access, to_float, uvicorn_hits, whole
 from tui.engine.grammar.hits import (
     DecodeHit,
     Hit,
@@ -48,10 +48,7 @@ def _number(text: str, key: str) -> float | None:
     end = start
     while end < len(text) and (text[end].isdigit() or text[end] == "."):
         end += 1
-    try:
-        return float(text[start:end])
-    except ValueError:
-        return None
+    return to_float(text[start:end])
 
 
 def decode_hit(msg: str) -> DecodeHit:
@@ -60,8 +57,8 @@ def decode_hit(msg: str) -> DecodeHit:
     waiting = _number(msg, "Waiting: ")
     return DecodeHit(
         _number(msg, "Avg generation throughput: "),
-        running=None if running is None else int(running),
-        queued=None if waiting is None else int(waiting),
+        running=whole(running),
+        queued=whole(waiting),
     )
 
 
@@ -92,10 +89,7 @@ def _figure(pattern: str) -> Callable[[str], float | None]:
 
     def value(msg: str) -> float | None:
         match = compiled.search(msg)
-        try:
-            return float(match[1].replace(",", "")) if match else None
-        except ValueError:
-            return None
+        return to_float(match[1].replace(",", "")) if match else None
 
     return value
 
@@ -110,7 +104,7 @@ def _kv_memory(msg: str) -> MemoryHit:
 
 def _kv_size(msg: str) -> MemoryHit:
     tokens = _KV_SIZE(msg)
-    return MemoryHit(kv_tokens=None if tokens is None else int(tokens))
+    return MemoryHit(kv_tokens=whole(tokens))
 
 
 _LOADED = _figure(r"(?:Model loading|Loading model weights) took ([\d.]+) Gi?B")
