@@ -154,7 +154,7 @@ class Stopper:
 
     async def _signal(self, identity: Identity, status: RunStatus) -> NodeKill:
         host, run_id = self.node.host, status.run_id or ""
-        self._say(f"sending SIGTERM to process group {identity.pid} ({status.describe()})")
+        self._say(f"sending SIGTERM to process group {identity.pid}, {status.describe()}")
         refused = await self._send(identity, "TERM")
         if refused is not None:
             return NodeKill(host, KillOutcome.REFUSED, f"{host}: refused: {refused}", run_id)
