@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from tui.engine.replay import replay_chunks, report_json, report_text
+from tui.engine.snapshot import Snapshot
 
 CHUNK = 65536
 
@@ -40,6 +41,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the engine that wrote the log (default: detect it from the first lines)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the file as it grows (waiting for it, across truncation and "
+        "rotation) until the run is ready, failed or stopped, or Ctrl-C; then report",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -48,10 +55,24 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
+def _follow(path: str, engine: str) -> Snapshot:
+    import asyncio
+
+    from tui.io.follow import LocalFollower
+
+    follower = LocalFollower(path, engine)
+    try:
+        return asyncio.run(follower.run())
+    except KeyboardInterrupt:
+        return follower.snapshot
+
+
 def run(args: argparse.Namespace) -> int:
     name = "standard input" if args.log == "-" else args.log
     try:
-        if args.log == "-":
+        if args.follow and args.log != "-":
+            snapshot = _follow(args.log, args.engine)
+        elif args.log == "-":
             snapshot = replay_chunks(_chunks(sys.stdin.buffer), args.engine)
         else:
             with open(args.log, "rb") as stream:
