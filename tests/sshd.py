@@ -44,10 +44,15 @@ def sshd_binary() -> Path | None:
     return found or (Path(on_path) if on_path else None)
 
 
-SERVER_KIND = "openssh" if sshd_binary() is not None else "embedded"
-"""Which server the integration tests run against on this machine."""
+SERVER_KIND = (
+    "embedded"
+    if sshd_binary() is None or os.environ.get("BRINGUP_TEST_SSHD") == "embedded"
+    else "openssh"
+)
+"""Which server the integration tests run against here (``BRINGUP_TEST_SSHD=embedded`` forces
+the embedded one, to check the fallback on a machine that has sshd)."""
 
-SERVER_ID = "openssh-sshd" if SERVER_KIND == "openssh" else "embedded-asyncssh-no-sshd-found"
+SERVER_ID = "openssh-sshd" if SERVER_KIND == "openssh" else "embedded-asyncssh-server"
 """A parametrize id that says which server was used."""
 
 

@@ -345,6 +345,8 @@ class SshTransport:
             raise CommandTimedOut(f"{argv[0]} did not finish within {timeout} s") from None
         except (OSError, asyncssh.Error) as exc:
             raise LinkLost(str(exc) or type(exc).__name__) from exc
+        if result.exit_status is None and result.exit_signal is None:
+            raise LinkLost(f"the connection dropped while {argv[0]} ran")
         return CommandResult(_status(result), _bytes(result.stdout), _bytes(result.stderr))
 
     async def open_stream(self, argv: Sequence[str], *, stdin: bool = False) -> CommandStream:
