@@ -36,7 +36,7 @@ def test_choosing_another_baseline_moves_the_deltas() -> None:
     assert rows["tok/s @c=1"][0].delta == "-20.0%"
     assert rows["tok/s @c=1"][1].delta == "baseline"
     # The baseline has no start-up time: the other run shows its figure without a delta.
-    assert rows["start-up (s)"][0].text == "600"
+    assert rows["start-up (s)"][0].text == "600.0"
     assert rows["start-up (s)"][0].delta == ""
     assert rows["start-up (s)"][1].text == "-"
 

@@ -72,6 +72,12 @@ class BenchOptions:
     conda_env: str | None = None
 
 
+DEMO_BENCH = BenchOptions(
+    BenchConfig(num_prompts=4, input_len=64, output_len=64, concurrency=(1, 4))
+)
+"""The demo's workload: two levels that finish in seconds against the simulated server."""
+
+
 @dataclass(frozen=True, slots=True)
 class BenchSetup:
     """Where the server is: the host session (port forward, commands) and the port on the host."""

@@ -125,7 +125,7 @@ class Metric:
 def metrics_for(columns: Sequence[RunColumn]) -> list[Metric]:
     """Start-up, accept length, then tok/s and median TTFT at every concurrency any run has."""
     found: list[Metric] = [
-        Metric("start-up (s)", lambda c: c.startup_seconds, 0, False),
+        Metric("start-up (s)", lambda c: c.startup_seconds, 1, False),
         Metric("accept length", run_accept_length, 2, True),
     ]
     levels = sorted({concurrency for column in columns for concurrency in column.levels})

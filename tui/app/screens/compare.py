@@ -77,7 +77,7 @@ class CompareScreen(Screen[None]):
     CompareScreen {
         layout: vertical;
         & > #compare-title { height: auto; padding: 0 1; background: $panel; }
-        & > ScrollableContainer { height: 1fr; padding: 1 1; }
+        & > #compare-scroll { height: 1fr; padding: 1 1; }
         & #compare-table { width: auto; }
         & > #compare-note { height: auto; padding: 0 1; color: $text-muted; }
     }
@@ -106,7 +106,7 @@ class CompareScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Content(""), id="compare-title")
-        with ScrollableContainer():
+        with ScrollableContainer(id="compare-scroll"):
             yield Static(Content(""), id="compare-table")
         yield Static(Content(""), id="compare-note")
         yield Footer()

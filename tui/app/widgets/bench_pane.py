@@ -96,14 +96,14 @@ def result_row(fields: Mapping[str, Any]) -> Content:
     for (_name, width), cell in zip(_COLUMNS, cells, strict=True):
         failing = cell == done and isinstance(failed, int) and failed > 0
         parts.append((f"{cell:>{width}} ", "bold $error") if failing else f"{cell:>{width}} ")
-    parts.append(f" {_accept_text(fields):<32} ")
+    parts.append(f" {_accept_text(fields):<36} ")
     return Content.assemble(*parts) + _tokens(fields)
 
 
 def results_table(levels: list[Mapping[str, Any]]) -> Content:
     """The header and one row per finished level."""
     header = "".join(f"{name:>{width}} " for name, width in _COLUMNS)
-    lines = [Content.styled(f"{header} {_ACCEPT_HEADER:<32} tokens", "bold $text-muted")]
+    lines = [Content.styled(f"{header} {_ACCEPT_HEADER:<36} tokens", "bold $text-muted")]
     lines.extend(result_row(fields) for fields in levels)
     return Content("\n").join(lines)
 
