@@ -268,7 +268,7 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="comma-separated: latency,catchup,memory")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    work = Path(tempfile.mkdtemp(prefix="bringup-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="bringup-stream-bench-"))
     server = start_server(work / "sshd")
     print(f"server: {server.kind} sshd on 127.0.0.1:{server.port}; CPUs: {os.cpu_count()}")
     try:

@@ -29,9 +29,8 @@ from tui.io.host_keys import (
     HostKeyPolicy,
     KnownHosts,
 )
+from tui.io.ssh_stream import open_ssh_stream
 from tui.io.transport import (
-    CHUNK_SIZE,
-    STDERR_LIMIT,
     CommandResult,
     CommandStream,
     CommandTimedOut,
@@ -261,59 +260,6 @@ def _status(result: asyncssh.SSHCompletedProcess) -> int:
     return result.exit_status if result.exit_status is not None and result.exit_status >= 0 else -1
 
 
-class SshStream:
-    """A remote command whose standard output is read in chunks (no PTY, raw bytes)."""
-
-    def __init__(self, process: asyncssh.SSHClientProcess[bytes]) -> None:
-        self._process = process
-        self._stderr = bytearray()
-        self._stderr_task = asyncio.create_task(self._collect_stderr())
-        self._started = False
-
-    async def _collect_stderr(self) -> None:
-        with contextlib.suppress(OSError, asyncssh.Error):
-            while chunk := await self._process.stderr.read(CHUNK_SIZE):
-                room = STDERR_LIMIT - len(self._stderr)
-                if room > 0:
-                    self._stderr += chunk[:room]
-
-    async def read(self, size: int = CHUNK_SIZE) -> bytes:
-        try:
-            data = await self._process.stdout.read(size)
-        except (OSError, asyncssh.Error) as exc:
-            raise LinkLost(str(exc) or type(exc).__name__) from exc
-        self._started = True
-        return data
-
-    async def write(self, data: bytes) -> None:
-        try:
-            self._process.stdin.write(data)
-            await self._process.stdin.drain()
-        except (OSError, asyncssh.Error) as exc:
-            raise LinkLost(str(exc) or type(exc).__name__) from exc
-
-    def stderr_text(self) -> str:
-        return self._stderr.decode("utf-8", "replace")
-
-    async def close(self) -> int | None:
-        """Stop the command: SIGTERM once it has produced output, then close the channel.
-
-        Before any output the host may still be running the login shell's start-up files;
-        those are left to finish (the command then meets a closed channel and ends).
-        """
-        with contextlib.suppress(OSError, asyncssh.Error):
-            self._process.stdin.write_eof()
-            if self._started and self._process.exit_status is None:
-                self._process.terminate()
-        self._process.close()
-        with contextlib.suppress(OSError, asyncssh.Error, asyncio.TimeoutError):
-            await asyncio.wait_for(self._process.wait_closed(), CLOSE_WAIT)
-        self._stderr_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._stderr_task
-        return self._process.exit_status
-
-
 class SshTransport:
     """Runs commands, streams and port forwards over one SSH connection."""
 
@@ -350,13 +296,10 @@ class SshTransport:
         return CommandResult(_status(result), _bytes(result.stdout), _bytes(result.stderr))
 
     async def open_stream(self, argv: Sequence[str], *, stdin: bool = False) -> CommandStream:
-        try:
-            process = await self._link.conn.create_process(
-                shlex.join(argv), encoding=None, stdin=asyncssh.PIPE if stdin else asyncssh.DEVNULL
-            )
-        except (OSError, asyncssh.Error) as exc:
-            raise LinkLost(str(exc) or type(exc).__name__) from exc
-        return SshStream(process)
+        stream = await open_ssh_stream(self._link.conn, shlex.join(argv))
+        if not stdin:
+            await stream.close_input()
+        return stream
 
     async def forward(self, host: str, port: int) -> int:
         listener = self._forwards.get((host, port))
