@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import tracemalloc
 from pathlib import Path
 
 from tests.io.helpers import collecting, eventually, sha256, start_writer
@@ -60,3 +61,21 @@ async def test_twenty_dropped_connections_lose_and_repeat_nothing(
     assert got.offsets_ok
     assert set(got.kinds) <= {MarkerKind.RESUMED}
     assert sum(isinstance(e, ConnectionLost) for e in events) >= 20
+
+
+async def test_a_slow_reader_keeps_memory_bounded(session: HostSession) -> None:
+    total = 48 * 1024 * 1024
+    transport = await session.transport()
+    stream = await transport.open_stream(["head", "-c", str(total), "/dev/zero"])
+    tracemalloc.start()
+    received = 0
+    try:
+        while chunk := await stream.read():
+            received += len(chunk)
+            await asyncio.sleep(0.002)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        await stream.close()
+    assert received == total
+    assert peak < 16 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB while reading slowly"
