@@ -19,19 +19,15 @@ cannot see (content rewritten past the old offset, a new file under the name).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
 
-from tui.io.events import Gap, Marker, MarkerKind, TailItem
-from tui.io.tail_probe import Prober
-from tui.io.tail_recovery import Previous, find_previous, lost_previous
+from tui.io.events import Marker, MarkerKind, TailItem
+from tui.io.tail_pump import Pump
+from tui.io.tail_recovery import lost_previous
 from tui.io.tail_remote import (
     FileReport,
-    Notice,
-    NoticeScanner,
     ReportError,
     follow_argv,
     nonce_path,
@@ -39,7 +35,7 @@ from tui.io.tail_remote import (
     split_header,
 )
 from tui.io.tail_state import FileState, TailOptions, printable
-from tui.io.transport import CommandStream, CommandTimedOut, Transport
+from tui.io.transport import CommandStream, Transport
 
 __all__ = ["LogTail", "TailOptions"]
 
@@ -51,23 +47,12 @@ class _Opened:
     rest: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class _Asked:
-    """The fingerprint a check was sent with; its answer is judged against this."""
-
-    epoch: int
-    offset: int
-    head: bytes
-    window: bytes
-
-
 @dataclass
-class _Verdict:
-    """What a check's answer means: items to show, and whether to stop this stream."""
+class _Checked:
+    """What comparing the opened file with the followed one decided."""
 
     items: list[TailItem] = field(default_factory=list)
     restart: bool = False
-    replaced_by: FileReport | None = None
 
 
 class LogTail:
@@ -79,12 +64,9 @@ class LogTail:
         self.path = path
         self.options = options or TailOptions()
         self.state = FileState(start_offset, self.options.head_bytes, self.options.window_bytes)
-        self._shown, self._pattern = nonce_path(path, random.getrandbits(32))
+        self._spelling = nonce_path(path, random.getrandbits(32))
         self._followed = False
         self._waiting = False
-        self._deleted = False
-        self._shrunk = 0
-        self._ended = False
 
     async def follow(self, transport: Transport) -> AsyncIterator[TailItem]:
         """Yield items for as long as the transport works (``LinkLost`` is raised through)."""
@@ -108,11 +90,22 @@ class LogTail:
             if verdict.restart:
                 await opened.stream.close()
                 continue
-            async for item in self._pump(transport, opened):
+            async for item in self._stream(transport, opened):
                 yield item
-            if self._ended:
-                self._ended = False
-                await asyncio.sleep(self.options.wait_interval)
+
+    async def _stream(self, transport: Transport, opened: _Opened) -> AsyncIterator[TailItem]:
+        """Pass one opened stream on until it must be reopened."""
+        pump = Pump(self.path, self.options, self.state, self._spelling, transport, opened.stream)
+        try:
+            for item in await pump.accept(opened.rest) if opened.rest else []:
+                yield item
+            while not pump.finished:
+                for item in await pump.step():
+                    yield item
+        finally:
+            await pump.close()
+        if pump.ended:
+            await asyncio.sleep(self.options.wait_interval)
 
     def _missing(self) -> list[Marker]:
         if self._waiting:
@@ -125,7 +118,7 @@ class LogTail:
             state = self.state
             start, window = state.window_request()
             argv = follow_argv(
-                self.path, state.head_request(), start, window, state.offset, self._shown
+                self.path, state.head_request(), start, window, state.offset, self._spelling[0]
             )
             stream = await transport.open_stream(argv)
             try:
@@ -145,180 +138,24 @@ class LogTail:
         report = None if lines == [b"missing"] else parse_report(lines)
         return _Opened(stream, report, rest)
 
-    async def _check(self, transport: Transport, report: FileReport, resuming: bool) -> _Verdict:
+    async def _check(self, transport: Transport, report: FileReport, resuming: bool) -> _Checked:
         """Compare the file just opened with the one followed; start over when they differ."""
         state = self.state
         if state.identity is None:
             state.adopt(report)
             if report.size >= state.offset:
-                return _Verdict()
+                return _Checked()
             detail = f"{printable(self.path)} is shorter than the start offset {state.offset}"
             state.reset(report.identity)
-            return _Verdict([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
+            return _Checked([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
         if report.identity != state.identity or report.size < state.offset:
             items = await lost_previous(transport, self.path, state, self.options, report)
             state.reset(report.identity)
-            return _Verdict(items, restart=True)
+            return _Checked(items, restart=True)
         if report.head != bytes(state.head) or report.window != bytes(state.recent):
             detail = f"{printable(self.path)} was rewritten while the link was down"
             state.reset(report.identity)
-            return _Verdict([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
+            return _Checked([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
         if resuming:
-            return _Verdict([Marker(MarkerKind.RESUMED, f"resumed at byte {state.offset}")])
-        return _Verdict()
-
-    async def _pump(self, transport: Transport, opened: _Opened) -> AsyncIterator[TailItem]:
-        """Pass the stream on and check the file periodically, until something ends it."""
-        scanner = NoticeScanner(self._pattern)
-        prober = Prober(transport, self.path, self.options.command_timeout)
-        loop = asyncio.get_running_loop()
-        reader: asyncio.Task[bytes] | None = None
-        probe: asyncio.Task[tuple[_Asked, FileReport | None]] | None = None
-        probe_at = loop.time() + self.options.probe_interval
-        try:
-            for part in scanner.feed(opened.rest):
-                async for item in self._accept(transport, part):
-                    yield item
-            while True:
-                reader = reader or asyncio.create_task(opened.stream.read())
-                tasks: set[asyncio.Task[Any]] = {reader} if probe is None else {reader, probe}
-                timeout = None if probe else max(0.0, probe_at - loop.time())
-                done, _ = await asyncio.wait(tasks, timeout=timeout, return_when="FIRST_COMPLETED")
-                if reader in done:
-                    data, reader = reader.result(), None
-                    for part in scanner.feed(data) if data else [scanner.flush()]:
-                        async for item in self._accept(transport, part):
-                            yield item
-                    if not data:
-                        self._ended = True
-                        return
-                if probe is not None and probe in done:
-                    verdict = self._judge(*probe.result())
-                    probe, probe_at = None, loop.time() + self.options.probe_interval
-                    for item in verdict.items:
-                        yield item
-                    if verdict.replaced_by is not None:
-                        async for item in self._drain(transport, opened, scanner, reader):
-                            yield item
-                        reader = None
-                        self.state.reset(verdict.replaced_by.identity)
-                        return
-                    if verdict.restart:
-                        return
-                elif probe is None and loop.time() >= probe_at:
-                    probe = asyncio.create_task(self._probe(prober))
-        finally:
-            await _cancel(reader, probe)
-            await prober.close()
-            await opened.stream.close()
-
-    async def _accept(self, transport: Transport, part: bytes | Notice) -> AsyncIterator[TailItem]:
-        if isinstance(part, bytes):
-            if part:
-                yield self.state.advance(part)
-            return
-        if not part.truncated:
-            text = part.text.decode("utf-8", "replace").strip()
-            yield Marker(MarkerKind.NOTICE, printable(text))
-            return
-        for item in await lost_previous(transport, self.path, self.state, self.options, None):
-            yield item
-        self.state.reset(self.state.identity)
-
-    async def _probe(self, prober: Prober) -> tuple[_Asked, FileReport | None]:
-        state = self.state
-        start, window = state.window_request()
-        asked = _Asked(state.epoch, state.offset, bytes(state.head), bytes(state.recent))
-        try:
-            return asked, await prober.ask(len(asked.head), start, window)
-        except (CommandTimedOut, ReportError):
-            return _Asked(-1, 0, b"", b""), None
-
-    def _judge(self, asked: _Asked, report: FileReport | None) -> _Verdict:
-        state = self.state
-        if asked.epoch != state.epoch:
-            return _Verdict()
-        if report is None:
-            return self._removed()
-        self._deleted = False
-        if report.identity != state.identity:
-            return _Verdict(replaced_by=report)
-        if report.size < asked.offset:
-            return self._shrank()
-        self._shrunk = 0
-        if report.head != asked.head or report.window != asked.window:
-            repeat = asked.offset - state.verified
-            detail = (
-                f"{printable(self.path)} was rewritten in place; reading it again from the "
-                f"start (up to {repeat} bytes received just before may repeat)"
-            )
-            state.reset(state.identity)
-            return _Verdict([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
-        state.verify(asked.offset, report.size)
-        return _Verdict()
-
-    def _removed(self) -> _Verdict:
-        if self._deleted:
-            return _Verdict()
-        self._deleted = True
-        detail = f"{printable(self.path)} was removed; reading what the open file still holds"
-        return _Verdict([Marker(MarkerKind.DELETED, detail)])
-
-    def _shrank(self) -> _Verdict:
-        """The file is shorter than our offset: ``tail`` reports it soon, else we start over."""
-        self._shrunk += 1
-        if self._shrunk < 3:
-            return _Verdict()
-        self._shrunk = 0
-        detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
-        self.state.reset(self.state.identity)
-        return _Verdict([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
-
-    async def _drain(
-        self,
-        transport: Transport,
-        opened: _Opened,
-        scanner: NoticeScanner,
-        reader: asyncio.Task[bytes] | None,
-    ) -> AsyncIterator[TailItem]:
-        """Read what is left of the old file, then say where it went."""
-        previous = await find_previous(transport, self.path, self.state, self.options)
-        target = previous.size if previous is not None else None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.drain_max
-        while (left := deadline - loop.time()) > 0:
-            reader = reader or asyncio.create_task(opened.stream.read())
-            done, _ = await asyncio.wait({reader}, timeout=min(self.options.drain_idle, left))
-            if not done:
-                if target is None or self.state.offset >= target:
-                    break
-                continue
-            data, reader = reader.result(), None
-            if not data:
-                break
-            for part in scanner.feed(data):
-                async for item in self._accept(transport, part):
-                    yield item
-        await _cancel(reader, None)
-        for item in self._switched(previous):
-            yield item
-
-    def _switched(self, previous: Previous | None) -> list[TailItem]:
-        shown = printable(self.path)
-        items: list[TailItem] = []
-        if previous is not None and previous.size > self.state.offset:
-            lost = previous.size - self.state.offset
-            items.append(Gap(lost, f"{lost} bytes were still unread when following moved on"))
-        if previous is not None and previous.renamed:
-            name = printable(previous.name)
-            detail = f"{shown} was renamed to {name}; following the new {shown}"
-            return [*items, Marker(MarkerKind.ROTATED, detail)]
-        return [*items, Marker(MarkerKind.REPLACED, f"{shown} was replaced by a new file")]
-
-
-async def _cancel(*tasks: asyncio.Task[Any] | None) -> None:
-    for task in tasks:
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            return _Checked([Marker(MarkerKind.RESUMED, f"resumed at byte {state.offset}")])
+        return _Checked()

@@ -191,8 +191,6 @@ NAMELESS_NOTICES = (
 MAX_NOTICE = 8192
 """A candidate notice longer than this is log text (paths are at most 4096 bytes)."""
 
-_PREFIX = b"tail: "
-
 
 @dataclass(frozen=True, slots=True)
 class Notice:
@@ -210,56 +208,63 @@ class NoticeScanner:
 
     A notice counts only if it names the file by its :func:`nonce_path` spelling (or is one of
     the :data:`NAMELESS_NOTICES`), so log text cannot forge one. Bytes that may be the start of
-    a notice are held back until the line is complete.
+    a notice are held back until it is complete or cannot be one.
     """
 
-    def __init__(self, pattern: bytes) -> None:
-        self._pattern = pattern
+    def __init__(self, shown: str, pattern: bytes) -> None:
+        spelled = shown.encode("utf-8", "surrogateescape")
+        named = spelled[: spelled.index(pattern) + len(pattern)]
+        self._heads = (b"tail: " + named, b"tail: '" + named, *NAMELESS_NOTICES)
         self._held = b""
 
     def feed(self, data: bytes) -> list[bytes | Notice]:
-        buffer = self._held + data
-        self._held = b""
+        buffer, self._held = self._held + data, b""
         parts: list[bytes | Notice] = []
         start = search = 0
         while True:
-            found = buffer.find(_PREFIX, search)
-            if found < 0:
-                end = len(buffer) - _partial_prefix(buffer, start)
+            found = self._next_head(buffer, search)
+            if found is None:
+                end = len(buffer) - self._partial_head(buffer, start)
                 self._held = buffer[end:]
                 return _emit(parts, buffer[start:end])
-            newline = buffer.find(b"\n", found)
-            if newline < 0 and len(buffer) - found < MAX_NOTICE:
-                self._held = buffer[found:]
-                return _emit(parts, buffer[start:found])
-            line = buffer[found : newline + 1] if newline >= 0 else b""
-            if line and self._is_notice(line):
-                _emit(parts, buffer[start:found]).append(Notice(line))
-                start = search = newline + 1
-            else:
-                search = found + 1
+            at, head = found
+            newline = buffer.find(b"\n", at + len(head) - 1)
+            if newline < 0 and len(buffer) - at < MAX_NOTICE:
+                self._held = buffer[at:]
+                return _emit(parts, buffer[start:at])
+            if newline < 0:
+                search = at + 1
+                continue
+            _emit(parts, buffer[start:at]).append(Notice(buffer[at : newline + 1]))
+            start = search = newline + 1
 
     def flush(self) -> bytes:
         """Bytes held back (the stream ended): they were file bytes after all."""
         held, self._held = self._held, b""
         return held
 
-    def _is_notice(self, line: bytes) -> bool:
-        return self._pattern in line or line in NAMELESS_NOTICES
+    def _next_head(self, buffer: bytes, start: int) -> tuple[int, bytes] | None:
+        best: tuple[int, bytes] | None = None
+        for head in self._heads:
+            at = buffer.find(head, start)
+            if at >= 0 and (best is None or at < best[0]):
+                best = (at, head)
+        return best
+
+    def _partial_head(self, buffer: bytes, start: int) -> int:
+        """Length of the longest tail of ``buffer[start:]`` that begins a notice."""
+        longest = max(len(head) for head in self._heads) - 1
+        for size in range(min(longest, len(buffer) - start), 0, -1):
+            tail = buffer[-size:]
+            if any(head.startswith(tail) for head in self._heads):
+                return size
+        return 0
 
 
 def _emit(parts: list[bytes | Notice], data: bytes) -> list[bytes | Notice]:
     if data:
         parts.append(data)
     return parts
-
-
-def _partial_prefix(buffer: bytes, start: int) -> int:
-    """Length of the longest tail of ``buffer[start:]`` that is a proper prefix of ``tail: ``."""
-    for size in range(min(len(_PREFIX) - 1, len(buffer) - start), 0, -1):
-        if buffer.endswith(_PREFIX[:size]):
-            return size
-    return 0
 
 
 PROBE_LOOP = _DESCRIBE + r"""
