@@ -203,41 +203,47 @@ async def _connect_one(
         raise ConnectError(FailureKind.UNREACHABLE, f"{target.label}: ssh config: {exc}") from exc
     known = _known_hosts(target, options)
     gate = HostKeyGate(known, target.host_key_policy)
+    connecting = asyncssh.connect(
+        target.host,
+        tunnel=tunnel,
+        options=options,
+        known_hosts=known.load(),
+        client_factory=lambda: gate,
+        **_auth_kwargs(target),
+        **_cipher_kwargs(options),
+        connect_timeout=target.connect_timeout,
+        login_timeout=target.login_timeout,
+        keepalive_interval=target.keepalive_interval,
+        keepalive_count_max=target.keepalive_count_max,
+    )
     try:
-        conn = await asyncio.wait_for(
-            asyncssh.connect(
-                target.host,
-                tunnel=tunnel,
-                options=options,
-                known_hosts=known.load(),
-                client_factory=lambda: gate,
-                **_auth_kwargs(target),
-                **_cipher_kwargs(options),
-                connect_timeout=target.connect_timeout,
-                login_timeout=target.login_timeout,
-                keepalive_interval=target.keepalive_interval,
-                keepalive_count_max=target.keepalive_count_max,
-            ),
-            target.connect_timeout + target.login_timeout,
-        )
-        return conn, gate
-    except asyncssh.HostKeyNotVerifiable as exc:
-        refusal = gate.refusal
-        if refusal is None:
-            raise ConnectError(FailureKind.HOST_KEY, f"{target.label}: {exc.reason}") from exc
-        raise ConnectError(FailureKind.HOST_KEY, refusal.message, refusal.hint) from exc
-    except asyncssh.PermissionDenied as exc:
-        raise ConnectError(
+        limit = target.connect_timeout + target.login_timeout
+        return await asyncio.wait_for(connecting, limit), gate
+    except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+        raise _refusal(exc, target, options, gate) from exc
+
+
+def _refusal(
+    exc: Exception,
+    target: SshTarget,
+    options: asyncssh.SSHClientConnectionOptions,
+    gate: HostKeyGate,
+) -> ConnectError:
+    """The :class:`ConnectError` for why a connection attempt failed."""
+    where = f"{options.host}:{options.port}"
+    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+        if gate.refusal is None:
+            return ConnectError(FailureKind.HOST_KEY, f"{target.label}: {exc.reason}")
+        return ConnectError(FailureKind.HOST_KEY, gate.refusal.message, gate.refusal.hint)
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return ConnectError(
             FailureKind.AUTH,
-            f"{options.username}@{options.host}:{options.port} refused authentication",
+            f"{options.username}@{where} refused authentication",
             "Check the user name, the IdentityFile and that the key is in the host's "
             "authorized_keys (ssh -v shows which keys were offered).",
-        ) from exc
-    except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-        reason = str(exc) or type(exc).__name__
-        raise ConnectError(
-            FailureKind.UNREACHABLE, f"{options.host}:{options.port} unreachable: {reason}"
-        ) from exc
+        )
+    reason = str(exc) or type(exc).__name__
+    return ConnectError(FailureKind.UNREACHABLE, f"{where} unreachable: {reason}")
 
 
 def _cipher_kwargs(options: asyncssh.SSHClientConnectionOptions) -> dict[str, object]:
