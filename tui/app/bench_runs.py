@@ -13,7 +13,7 @@ through the host session, once per level, and reads its summary table into the s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +36,8 @@ OFFICIAL_TIMEOUT_SECONDS = 3600.0
 
 Progressed = Callable[[int, int, int], None]
 """Called with (concurrency, requests done, requests failed) after every measured request."""
-LevelDone = Callable[[int, dict[str, Any]], None]
-"""Called with (concurrency, result fields) when a level ends."""
+LevelDone = Callable[[int, dict[str, Any]], Awaitable[None]]
+"""Awaited with (concurrency, result fields) when a level ends."""
 
 
 class PaneClient(BenchClient):
@@ -126,7 +126,7 @@ async def measure(
     results = []
     for concurrency in levels:
         fields = await client.level_fields(concurrency, settle)
-        level_done(concurrency, fields)
+        await level_done(concurrency, fields)
         results.append(fields)
     return results
 
@@ -217,6 +217,6 @@ async def run_official(
     results = []
     for concurrency in settings.concurrency:
         fields = await official_level(setup, settings, concurrency)
-        level_done(concurrency, fields)
+        await level_done(concurrency, fields)
         results.append(fields)
     return results

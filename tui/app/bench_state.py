@@ -70,9 +70,9 @@ class BenchState:
         self.phase = BenchPhase.ASKING
         self._changed()
 
-    def declined(self) -> None:
+    def declined(self, note: str = "not benchmarked; b runs it") -> None:
         self.phase = BenchPhase.IDLE
-        self.note = "not benchmarked; b runs it"
+        self.note = note
         self._changed()
 
     def level(self, concurrency: int) -> LevelProgress | None:

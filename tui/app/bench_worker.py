@@ -161,6 +161,8 @@ class BenchControl:
         self.state = BenchState()
         self.run_ids: dict[tuple[int, float | None], int | None] = {}
         self.results: list[dict[str, Any]] = []
+        self.run_id: int | None = None
+        self.saved = ""
         self._seen_ready: set[tuple[int, float | None]] = set()
         self.settle = SETTLE_SECONDS
         self._busy = False
@@ -199,8 +201,7 @@ class BenchControl:
         elif mode == "ask":
             self.ask()
         else:
-            self.state.declined()
-            self.state.note = "benchmark mode is off; b runs it"
+            self.state.declined("benchmark mode is off; b runs it")
             self.show()
 
     def _record_later(self, snapshot: Snapshot) -> None:
@@ -256,20 +257,18 @@ class BenchControl:
     async def _bench(self, setup: BenchSetup) -> None:
         self.results = []
         snapshot = self.snapshot()
-        run_id: int | None = None
         self.meta = BenchMeta(setup.options.profile, _address(setup), "", None, time.time())
+        self.saved = ""
         try:
-            run_id = await self.record(snapshot)
+            self.run_id = await self.record(snapshot)
             if setup.options.config.official:
                 await self._official(setup, snapshot)
             else:
                 await self._builtin(setup, snapshot)
-            self.app.post_message(BenchFinished(await self._save(run_id)))
+            self.app.post_message(BenchFinished(self.saved))
         except FAILURES as exc:
             error = clean(f"{type(exc).__name__}: {exc}", 300)
-            if self.results:
-                error += f" ({await self._save(run_id)})"
-            self.app.post_message(BenchFailed(error))
+            self.app.post_message(BenchFailed(f"{error} ({self.saved})" if self.saved else error))
         finally:
             self._busy = False
             self.app.refresh_bindings()
@@ -314,18 +313,20 @@ class BenchControl:
     def _progressed(self, concurrency: int, done: int, failed: int) -> None:
         self.app.post_message(BenchProgressed(concurrency, done, failed))
 
-    def _level_done(self, concurrency: int, fields: dict[str, Any]) -> None:
+    async def _level_done(self, concurrency: int, fields: dict[str, Any]) -> None:
+        """Show a finished level and store it at once, so that nothing measured is lost."""
         self.results.append(fields)
         self.app.post_message(BenchLevelFinished(concurrency, fields))
-
-    async def _save(self, run_id: int | None) -> str:
         try:
             await asyncio.to_thread(
-                save_levels, self.options.data_dir, run_id, list(self.results), self.meta
+                save_levels, self.options.data_dir, self.run_id, [fields], self.meta
             )
         except StoreError as exc:
-            return f"results not saved: {clean(str(exc))}"
-        return f"saved with run #{run_id}" if run_id is not None else "saved (run not recorded)"
+            self.saved = f"results not saved: {clean(str(exc))}"
+            return
+        if not self.saved.startswith("results not saved"):
+            run = f"run #{self.run_id}" if self.run_id is not None else "no run (not recorded)"
+            self.saved = f"saved with {run}"
 
     # --- messages and the pane -------------------------------------------------------------
 
