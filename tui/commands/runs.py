@@ -32,7 +32,8 @@ BENCH_METRICS = (
     "output_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
     "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms",
     "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms", "median_decode_tok_s", "accept_length",
-    "token_mismatches",
+    "token_mismatches", "server_accept_length", "server_accept_basis", "log_accept_length",
+    "log_accept_samples", "total_output_tokens", "client_output_tokens", "source",
 )  # fmt: skip
 
 
