@@ -175,3 +175,17 @@ def test_a_cluster_needs_a_host() -> None:
 
 def _first(log: list[tuple[float, bytes]], needle: bytes) -> float:
     return next(at for at, data in log if needle in data)
+
+
+def test_logs_read_whole_assume_the_clocks_agree() -> None:
+    logs = [node_log(16, 2, 0), node_log(16, 2, 1, skew=30.0)]
+    engine, clock = _cluster(2)
+    clock.now = 1000.0
+    updates = [
+        engine.feed(node, b"".join(data for _, data in log)) for node, log in enumerate(logs)
+    ]
+    joined = [e for u in updates for e in u.events if isinstance(e, NodeJoined)]
+    assert [e.node for e in joined] == [0, 1]
+    assert joined[1].after == pytest.approx(30, abs=1.5)
+    assert engine.snapshot.nodes[1].clock_skew is None
+    assert engine.snapshot.outcome is Outcome.READY

@@ -12,6 +12,8 @@ through the same connection. Exit status:
 - 4: the configuration is invalid.
 
 ``--json`` prints one JSON object per event, ``--plain`` (the default) one line per change.
+Several ``--host``/``--log`` pairs, or a profile with several hosts, follow a multi-node server
+as one (docs/multinode.md): the same exit statuses, READY only when every node is ready.
 """
 
 from __future__ import annotations
@@ -42,9 +44,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("profile", nargs="?", metavar="PROFILE", help="profile to wait for")
     parser.add_argument("--config", type=Path, metavar="PATH", help="configuration file")
-    parser.add_argument("--host", metavar="HOST", help="ssh alias, host, user@host[:port]")
+    parser.add_argument(
+        "--host",
+        metavar="HOST",
+        action="append",
+        help="ssh alias, host, user@host[:port]; repeat for each node, node 0 first",
+    )
     parser.add_argument("--local", action="store_true", help="the log is on this machine")
-    parser.add_argument("--log", metavar="PATH", help="server log to follow")
+    parser.add_argument(
+        "--log",
+        metavar="PATH",
+        action="append",
+        help="server log to follow; repeat with --host, one per node (see docs/multinode.md)",
+    )
     parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
     parser.add_argument("--engine", choices=ENGINES, default=None)
     parser.add_argument("--timeout", default="15m", metavar="DURATION", help="90, 90s, 15m, 1h")
@@ -65,6 +77,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeTarget:
+    """One node of a server: its host (None for this machine) and its log."""
+
+    host: str | None
+    log: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class WaitPlan:
     """What to watch, resolved from the command line and the profile."""
 
@@ -82,19 +102,26 @@ class WaitPlan:
     expected_startup: float = DEFAULT_STARTUP
     stall: StallPolicy = field(default_factory=StallPolicy)
     data_dir: Path | None = None
+    more_nodes: tuple[NodeTarget, ...] = ()
+    """Nodes 1, 2, ... of a multi-node server (``host`` and ``log`` are node 0's)."""
+
+    @property
+    def nodes(self) -> tuple[NodeTarget, ...]:
+        return (NodeTarget(self.host, self.log), *self.more_nodes)
 
 
 def wait_plan(args: argparse.Namespace) -> WaitPlan:
     """Combine the command line with the profile; raise ValueError or ConfigError if unusable."""
-    ad_hoc = args.profile is None and (args.local or args.host is not None or args.log)
+    hosts, logs = listed(args.host), listed(args.log)
+    ad_hoc = args.profile is None and bool(args.local or hosts or logs)
     config = Config() if ad_hoc else load_config(args.config)
     profile = Profile() if ad_hoc else config.profile(args.profile)
     engine = args.engine or profile.engine
     port = args.port if args.port is not None else profile.port
     if port is None and not ad_hoc:
         port = profile.port_for(engine)
-    host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
-    log = args.log or profile.log_path
+    nodes = node_targets(args.local, hosts, logs, profile)
+    host, log = nodes[0].host, nodes[0].log
     if log is None and port is None:
         raise ValueError("nothing to wait for: give --log PATH and/or --port N, or a profile")
     try:
@@ -113,7 +140,42 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         expected_startup=profile.expected_startup,
         stall=stall,
         data_dir=config.data_dir,
+        more_nodes=nodes[1:],
     )  # fmt: skip
+
+
+def listed(value: str | list[str] | None) -> list[str]:
+    """A repeatable option's values (a single string counts as one)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def node_targets(
+    local: bool, hosts: list[str], logs: list[str], profile: Profile
+) -> tuple[NodeTarget, ...]:
+    """Every node's host and log, node 0 first: from ``--host``/``--log`` (one ``--log`` serves
+    every host), else from the profile (its ``logs``, ``log``, or the launched runs' logs)."""
+    paths: list[str] = logs or list(profile.node_logs) or _launched_logs(profile)
+    names: list[str | None] = [None] * len(paths) if local else [*(hosts or profile.hosts)]
+    names = names or [None]
+    if not paths:
+        return (NodeTarget(names[0], None),)
+    if len(paths) == 1:
+        paths = paths * len(names)
+    if len(paths) != len(names):
+        raise ValueError(
+            f"give one --log per --host, node 0 first ({len(names)} hosts, {len(paths)} logs)"
+        )
+    return tuple(NodeTarget(name, path) for name, path in zip(names, paths, strict=True))
+
+
+def _launched_logs(profile: Profile) -> list[str]:
+    if not profile.launch.command:
+        return []
+    from tui.io.launch_profile import latest_logs
+
+    return list(latest_logs(profile))
 
 
 def _stall_policy(args: argparse.Namespace, profile: Profile) -> StallPolicy:

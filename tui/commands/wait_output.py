@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any, TextIO
 
 from tui.engine import events as ev
+from tui.engine.cluster import describe_cluster
 from tui.engine.sanitize import sanitize_line
 from tui.engine.stall import RankStalled
 from tui.io.events import (
@@ -66,8 +67,11 @@ class JsonReport:
         self._out = out
         self._clock = clock
 
-    def emit(self, item: object) -> None:
-        self._write(as_record(item, self._clock()))
+    def emit(self, item: object, node: int | None = None) -> None:
+        record = as_record(item, self._clock())
+        if node is not None:
+            record["node"] = node
+        self._write(record)
 
     def verdict(self, verdict: str, code: int, detail: str) -> None:
         self._write(
@@ -93,12 +97,13 @@ class PlainReport:
         self._out = out
         self._clock = clock
 
-    def emit(self, item: object) -> None:
+    def emit(self, item: object, node: int | None = None) -> None:
         text = describe(item)
         if text is None:
             return
-        rank = getattr(item, "rank", None) or ""
-        self._line(f"{sanitize_line(str(rank), 24):<12} {text}")
+        rank = sanitize_line(str(getattr(item, "rank", None) or ""), 24)
+        who = f"n{node} {rank}".rstrip() if node is not None else rank
+        self._line(f"{who:<12} {text}")
 
     def verdict(self, verdict: str, code: int, detail: str) -> None:
         self._line(f"{'':<12} {verdict}: {sanitize_line(detail, 2000)} (exit {code})")
@@ -126,7 +131,7 @@ def describe(item: object) -> str | None:
         return f"log gap: {size} bytes could not be read ({_safe(item.reason)})"
     if isinstance(item, HealthChanged):
         return _describe_health(item)
-    return None
+    return describe_cluster(item)
 
 
 def _describe_engine(item: ev.Event) -> str | None:
@@ -138,6 +143,8 @@ def _describe_engine(item: ev.Event) -> str | None:
         return f"FAILURE {item.kind.value}: {_safe(first[0])}"
     if isinstance(item, ev.ReadyLineSeen):
         return "the log says the server is ready"
+    if isinstance(item, ev.NodeReadySeen):
+        return "the log says this node's schedulers are ready (it answers a dummy /health)"
     if isinstance(item, ev.ServerStopped):
         return f"server stopped: {_safe(item.reason)}"
     if isinstance(item, ev.RunStarted):

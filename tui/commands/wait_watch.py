@@ -32,15 +32,20 @@ STALL_CHECK_SECONDS = 0.5
 
 
 class Report(Protocol):
-    def emit(self, item: object) -> None: ...
+    def emit(self, item: object, node: int | None = None) -> None: ...
 
     def verdict(self, verdict: str, code: int, detail: str) -> None: ...
 
 
 def make_session(plan: WaitPlan) -> HostSession:
-    if plan.host is None:
+    return session_for(plan, plan.host)
+
+
+def session_for(plan: WaitPlan, spec: str | None) -> HostSession:
+    """A session to ``spec`` (this machine when None) with the plan's SSH settings."""
+    if spec is None:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(plan.host)
+    host, user, port = parse_host_spec(spec)
     target = SshTarget(
         host,
         user=user,
@@ -139,6 +144,10 @@ async def wait_for_server(plan: WaitPlan, out: TextIO | None = None) -> int:
     """Run the whole wait, printing to ``out`` (standard output); return the exit status."""
     stream = out if out is not None else sys.stdout
     report: Report = JsonReport(stream) if plan.json else PlainReport(stream)
+    if plan.more_nodes:
+        from tui.commands.wait_cluster import wait_for_cluster
+
+        return await wait_for_cluster(plan, report)
     session = make_session(plan)
     watcher = Watcher(plan, report)
     session.on_event(watcher.connection)
@@ -160,10 +169,10 @@ async def _watch(session: HostSession, watcher: Watcher) -> tuple[str, int, str]
     plan = watcher.plan
     tasks = []
     if plan.log is not None:
-        tasks.append(asyncio.create_task(_guard(watcher, watcher.follow(session, plan.log))))
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.follow(session, plan.log))))
         tasks.append(asyncio.create_task(watcher.watch_stalls()))
     if plan.port is not None:
-        tasks.append(asyncio.create_task(_guard(watcher, watcher.poll(session, plan.port))))
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, plan.port))))
     try:
         return await watcher.decided
     finally:
@@ -174,7 +183,7 @@ async def _watch(session: HostSession, watcher: Watcher) -> tuple[str, int, str]
                 await task
 
 
-async def _guard(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
+async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
     try:
         await work
     except SessionClosed as closed:

@@ -92,6 +92,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         engine=table.choice("engine", ENGINES, "auto"),
         hosts=_hosts(table),
         log=_optional_template(table, "log", LOG_PLACEHOLDERS),
+        logs=_logs(table),
         log_dir=table.text("log_dir", None),
         port=table.integer("port", None, 1, 65535),
         host_key_policy=table.choice("host_key_policy", HOST_KEY_POLICIES, "strict"),
@@ -114,6 +115,29 @@ def _optional_template(table: Table, key: str, allowed: frozenset[str]) -> str |
     if not value:
         raise table.error(key, "must not be empty")
     return _template(table, key, value, allowed)
+
+
+def _logs(table: Table) -> tuple[str, ...]:
+    """``logs``: one log path per host (node 0 first), instead of ``log``."""
+    if "logs" not in table.data:
+        return ()
+    if "log" in table.data:
+        raise table.error("logs", "give either 'log' or 'logs', not both")
+
+    def check(item: object, index: int) -> str:
+        text = table.check_text("logs", item, index)
+        if not text:
+            raise table.error("logs", "must not be empty", index)
+        return _template(table, "logs", text, LOG_PLACEHOLDERS, index)
+
+    logs = tuple(table.items("logs", [], check))
+    hosts = table.data.get("hosts", [table.data["host"]] if "host" in table.data else [])
+    count = len(hosts) if isinstance(hosts, list) else 0
+    if len(logs) != max(count, 1):
+        wanted = f"{count} hosts" if count else "no hosts (this machine)"
+        raise table.error("logs", f"lists {len(logs)} paths but the profile has {wanted}; "
+                          "give one path per host, node 0 first")  # fmt: skip
+    return logs
 
 
 def _hosts(table: Table) -> tuple[str, ...]:

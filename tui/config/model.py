@@ -17,7 +17,7 @@ NOTIFY_MODES = ("auto", "always", "never")
 BENCH_MODES = ("auto", "ask", "off")
 ENDPOINTS = ("generate", "completions", "chat")
 DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"sglang": 30000, "vllm": 8000})
-LOG_PLACEHOLDERS = frozenset({"profile"})
+LOG_PLACEHOLDERS = frozenset({"profile", "node_rank"})
 LAUNCH_PLACEHOLDERS = frozenset(
     {
         "model", "drafter", "port", "host", "tp", "dp", "ep", "pp", "nnodes", "node_rank",
@@ -99,6 +99,7 @@ class Profile:
     engine: str = "auto"
     hosts: tuple[str, ...] = ()
     log: str | None = None
+    logs: tuple[str, ...] = ()
     log_dir: str | None = None
     port: int | None = None
     host_key_policy: str = "strict"
@@ -123,8 +124,26 @@ class Profile:
 
     @property
     def log_path(self) -> str | None:
-        """``log`` with ``{profile}`` filled in."""
-        return None if self.log is None else self.log.format(profile=self.name)
+        """Node 0's log (``logs[0]`` or ``log``) with its placeholders filled in."""
+        paths = self.node_logs
+        return paths[0] if paths else None
+
+    @property
+    def node_logs(self) -> tuple[str, ...]:
+        """Each node's log, node 0 first (one per host; empty when no log is configured).
+
+        ``logs`` gives one path per host; otherwise ``log`` is used on every host, its
+        ``{node_rank}`` filled with the host's index in ``hosts``.
+        """
+        if self.logs:
+            templates = self.logs
+        elif self.log is not None:
+            templates = (self.log,) * max(len(self.hosts), 1)
+        else:
+            return ()
+        return tuple(
+            text.format(profile=self.name, node_rank=rank) for rank, text in enumerate(templates)
+        )
 
 
 @dataclass(frozen=True, slots=True)

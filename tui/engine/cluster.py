@@ -42,7 +42,7 @@ from tui.engine.stages import Outcome, Stage
 @dataclass(frozen=True, slots=True)
 class NodeJoined(ev.Event):
     """A node's ranks reached the distributed-init rendezvous; ``after`` is how many seconds
-    after the first node (None for the first one)."""
+    after node 0, which hosts it (None for node 0 itself; reported once node 0 is there)."""
 
     node: int
     after: float | None
@@ -93,7 +93,7 @@ class ClusterEngine:
         ]
         self._snapshots = [engine.snapshot for engine in self._engines]
         self._offsets = ClockOffsets(len(self.hosts))
-        self._joined: dict[int, float] = {}
+        self._joined: set[int] = set()
         self._ready: set[int] = set()
         self._all_ready = False
         self._failed: list[int] = []
@@ -129,7 +129,7 @@ class ClusterEngine:
 
     def mark_new_run(self, node: int, reason: str) -> ClusterUpdate:
         """Node ``node``'s log was replaced or truncated."""
-        self._joined.pop(node, None)
+        self._joined.discard(node)
         self._ready.discard(node)
         self._all_ready = False
         if node in self._failed:
@@ -140,7 +140,7 @@ class ClusterEngine:
 
     def _take(self, node: int, update: Update) -> ClusterUpdate:
         self._snapshots[node] = update.snapshot
-        self._offsets.observe(node, update.snapshot)
+        self._offsets.observe(node, update.snapshot, self._clock())
         self._merged = None
         if update.snapshot.failure is not None and node not in self._failed:
             self._failed.append(node)
@@ -151,15 +151,26 @@ class ClusterEngine:
         """Nodes that failed, in the order their failures were seen."""
         return tuple(self._failed)
 
+    def _joined_events(self) -> list[ev.Event]:
+        """``NodeJoined`` for node 0 once it reached the rendezvous, then for each other node
+        that did (``after`` measured from node 0, which hosts the rendezvous)."""
+        first = joined_at(self._snapshots[0], self._offsets, 0)
+        if first is None:
+            return []
+        found: list[ev.Event] = []
+        for node, snapshot in enumerate(self._snapshots):
+            joined = joined_at(snapshot, self._offsets, node)
+            if joined is None or node in self._joined:
+                continue
+            self._joined.add(node)
+            after = None if node == 0 else joined - first
+            found.append(NodeJoined(0, None, None, node, after))
+        return found
+
     def _node_events(self, node: int) -> list[ev.Event]:
         found: list[ev.Event] = []
         snapshot = self._snapshots[node]
-        joined = joined_at(snapshot, self._offsets, node)
-        if joined is not None and node not in self._joined:
-            first = min(self._joined.values(), default=None)
-            self._joined[node] = joined
-            after = None if first is None else max(joined - first, 0.0)
-            found.append(NodeJoined(0, None, None, node, after))
+        found.extend(self._joined_events())
         ready = node_is_ready(snapshot, self._snapshots)
         if ready and node not in self._ready:
             self._ready.add(node)
@@ -256,11 +267,10 @@ def _promoted(rank: RankState, ready_at: float | None, serving: bool) -> RankSta
 
 
 def _on_node0_clock(ts: float | None, node: int, offsets: ClockOffsets) -> float | None:
-    """A node's log time expressed in node 0's log clock (skew removed)."""
+    """A node's log time expressed in node 0's log clock (its skew, when known, removed)."""
     if ts is None:
         return None
-    skew = offsets.skew(node) if node else 0.0
-    return ts - (skew or 0.0)
+    return ts - offsets.correction(node)
 
 
 def _first_ts(snapshots: Sequence[Snapshot], offsets: ClockOffsets) -> float | None:
@@ -300,7 +310,7 @@ def summarize(
         stopped=snapshot.stopped,
         lines=snapshot.lines,
         behind_since=behind_since(node, snapshots, offsets, ready_at),
-        clock_skew=offsets.skew(node) if node else 0.0,
+        clock_skew=offsets.skew(node),
     )
     return replace(summary, note=node_note(summary, snapshots, offsets, ready_at))
 
@@ -358,3 +368,16 @@ def skew_label(seconds: float | None) -> str:
     if seconds is None or abs(seconds) < SKEW_NOTICE:
         return ""
     return f"clock {seconds:+.0f} s"
+
+
+def describe_cluster(item: object) -> str | None:
+    """One plain sentence for a cluster event, or None for anything else."""
+    if isinstance(item, NodeJoined):
+        when = "" if item.after is None else f", {item.after:.1f} s after node 0"
+        return f"node {item.node} reached the rendezvous (distributed init){when}"
+    if isinstance(item, NodeReady):
+        return f"node {item.node} is ready"
+    if isinstance(item, AllNodesReady):
+        took = "" if item.startup_seconds is None else f" ({item.startup_seconds:.1f} s start-up)"
+        return f"all {item.nodes} nodes are ready{took}"
+    return None

@@ -18,44 +18,75 @@ from tui.engine.stages import STAGES, Stage
 
 SKEW_NOTICE = 2.0
 """Seconds of clock skew between two hosts worth mentioning."""
+LIVE_GAP = 0.5
+"""Seconds without data after which a node's stream is live (no longer a backlog)."""
 
 
 class ClockOffsets:
-    """Per node, the smallest ``receive time - log time`` seen: maps log times onto the clock."""
+    """Per node, the smallest ``receive time - log time`` seen: maps log times onto the clock.
+
+    Node 0's offset (else the first known one) maps every node's log times onto the monitor's
+    clock; a node's own offset only tells its skew against node 0.
+
+    Only lines received live count: a backlog (the lines already in the file when the monitor
+    attached) arrives long after it was written. A node's stream counts as live from the first
+    chunk that follows a pause of ``LIVE_GAP`` seconds; until then (and for a log read whole),
+    its offset is unknown and the hosts' clocks are assumed to agree.
+    """
 
     def __init__(self, nodes: int) -> None:
         self._best: list[float | None] = [None] * nodes
+        self._live_since: list[float | None] = [None] * nodes
+        self._last_feed: list[float | None] = [None] * nodes
+        self._any: float | None = None
 
-    def observe(self, node: int, snapshot: Snapshot) -> None:
-        """Take the freshest samples of a node's snapshot (each rank's current stage entry,
-        the ready lines)."""
-        samples: list[tuple[float | None, float | None]] = [
-            (rank.history[-1].start_ts, rank.history[-1].started_at)
-            for rank in snapshot.ranks
-            if rank.history
-        ]
-        samples.append((snapshot.ready_ts, snapshot.ready_at))
-        samples.append((snapshot.node_ready_ts, snapshot.node_ready_at))
-        best = self._best[node]
-        for ts, at in samples:
-            if ts is not None and at is not None and (best is None or at - ts < best):
-                best = at - ts
-        self._best[node] = best
-
-    def offset(self, node: int) -> float | None:
-        return self._best[node]
+    def observe(self, node: int, snapshot: Snapshot, now: float) -> None:
+        """Take the samples of a node's snapshot: each rank's current stage entry and the ready
+        lines, as (log time, receive time)."""
+        last = self._last_feed[node]
+        if self._live_since[node] is None and last is not None and now - last >= LIVE_GAP:
+            self._live_since[node] = now
+        self._last_feed[node] = now
+        since = self._live_since[node]
+        for ts, at in _samples(snapshot):
+            if ts is None or at is None:
+                continue
+            gap = at - ts
+            self._any = gap if self._any is None else min(self._any, gap)
+            best = self._best[node]
+            if since is not None and at >= since and (best is None or gap < best):
+                self._best[node] = gap
 
     def skew(self, node: int) -> float | None:
-        """Seconds node ``node``'s log clock runs ahead of node 0's (None until both logged)."""
+        """Seconds node ``node``'s log clock runs ahead of node 0's (None until both logged
+        live lines)."""
         first, mine = self._best[0], self._best[node]
         return None if first is None or mine is None else first - mine
 
+    def correction(self, node: int) -> float:
+        """The skew removed from the node's log times: only a clear one (``SKEW_NOTICE``);
+        below that, the hosts' clocks are taken to agree and log times are compared as
+        printed (they are finer than any estimate from receive times)."""
+        skew = self.skew(node)
+        return skew if skew is not None and abs(skew) >= SKEW_NOTICE else 0.0
+
     def on_clock(self, node: int, span: StageSpan) -> float:
         """When a stage span began on the monitor's clock, from its log time when possible."""
-        offset = self._best[node]
-        if span.start_ts is None or offset is None:
+        base = next((value for value in (*self._best, self._any) if value is not None), None)
+        if span.start_ts is None or base is None:
             return span.started_at
-        return span.start_ts + offset
+        return span.start_ts - self.correction(node) + base
+
+
+def _samples(snapshot: Snapshot) -> list[tuple[float | None, float | None]]:
+    samples: list[tuple[float | None, float | None]] = [
+        (rank.history[-1].start_ts, rank.history[-1].started_at)
+        for rank in snapshot.ranks
+        if rank.history
+    ]
+    samples.append((snapshot.ready_ts, snapshot.ready_at))
+    samples.append((snapshot.node_ready_ts, snapshot.node_ready_at))
+    return samples
 
 
 def workers(snapshot: Snapshot) -> tuple[RankState, ...]:

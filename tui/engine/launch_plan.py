@@ -133,14 +133,16 @@ def run_paths(log_dir: str, stem: str, run: str) -> RunPaths:
     )
 
 
-def latest_log_path(profile: str, log_dir: str, nnodes: int, home: str | None = None) -> str:
-    """The stable ``-latest.log`` link of node 0's newest run.
+def latest_log_path(
+    profile: str, log_dir: str, nnodes: int, home: str | None = None, node_rank: int = 0
+) -> str:
+    """The stable ``-latest.log`` link of the newest run on node ``node_rank`` (node 0 default).
 
     With ``home``, ``~`` and relative folders are resolved against it; without, a leading
     ``~/`` is dropped, which leaves a path relative to the login folder (where commands over
     SSH start).
     """
-    name = f"{run_stem(profile, 0, nnodes)}-latest.log"
+    name = f"{run_stem(profile, node_rank, nnodes)}-latest.log"
     if home is not None:
         return posixpath.join(expand_home(log_dir, home), name)
     folder = log_dir[2:] if log_dir.startswith("~/") else ("." if log_dir == "~" else log_dir)

@@ -58,6 +58,17 @@ def latest_log(profile: Profile) -> str | None:
     return latest_log_path(profile.name, log_dir, len(profile.hosts) or 1, home)
 
 
+def latest_logs(profile: Profile) -> tuple[str, ...]:
+    """The ``-latest.log`` link of every node's newest run, node 0 first (empty when the
+    profile has no launch command)."""
+    if not profile.launch.command:
+        return ()
+    log_dir = profile.log_dir or DEFAULT_LOG_DIR
+    home = None if profile.hosts else os.path.expanduser("~")
+    nodes = len(profile.hosts) or 1
+    return tuple(latest_log_path(profile.name, log_dir, nodes, home, rank) for rank in range(nodes))
+
+
 def _ssh_target(profile: Profile, index: int) -> SshTarget:
     target = profile.targets[index]
     return SshTarget(

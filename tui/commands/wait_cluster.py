@@ -1,0 +1,118 @@
+"""``bringup wait`` for a server that spans several hosts: one session per host, one verdict.
+
+Every node's log is followed at the same time, over one connection per host (nodes that share a
+host share its connection), into one ``ClusterEngine``. Health and the test generation go to
+node 0 only: the other nodes answer a dummy ``/health``. The exit statuses are those of a
+single-host wait; READY needs every node ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+from tui.commands.wait import EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, WaitPlan
+from tui.commands.wait_watch import Report, Watcher, guarded, session_for
+from tui.engine.cluster import AllNodesReady, ClusterEngine, ClusterUpdate, NodeJoined, NodeReady
+from tui.io.events import Chunk, ConnectionEvent, Marker
+from tui.io.session import HostSession
+from tui.io.ssh import ConnectError
+
+_CLUSTER_EVENTS = (NodeJoined, NodeReady, AllNodesReady)
+
+
+class ClusterWatcher(Watcher):
+    """A ``Watcher`` whose log is several nodes' logs merged by a ``ClusterEngine``."""
+
+    def __init__(self, plan: WaitPlan, report: Report) -> None:
+        super().__init__(plan, report)
+        hosts = [node.host or "local" for node in plan.nodes]
+        self.cluster = ClusterEngine(hosts, plan.engine, time.monotonic)
+        self.snapshot = self.cluster.snapshot
+
+    async def follow_node(self, session: HostSession, node: int, path: str) -> None:
+        async for item in session.tail(path):
+            if isinstance(item, Chunk):
+                self._take_update(self.cluster.feed(node, item.data))
+                continue
+            self.report.emit(item, node)
+            if isinstance(item, Marker) and item.starts_new_file:
+                self._take_update(self.cluster.mark_new_run(node, item.detail))
+
+    def _take_update(self, update: ClusterUpdate) -> None:
+        for event in update.events:
+            own = isinstance(event, _CLUSTER_EVENTS)
+            self.report.emit(event, None if own else update.node)
+        self.snapshot = update.snapshot
+        self.judge()
+
+    async def watch_stalls(self) -> None:
+        """As for one host, with each stalled rank's node named."""
+        while True:
+            await asyncio.sleep(0.5)
+            expected = self.history.expectations(self.snapshot)
+            for stalled in self.stalls.update(self.snapshot, expected, time.monotonic()):
+                rank = self.snapshot.rank(stalled.rank or "")
+                node = rank.node if rank is not None else None
+                self.report.emit(stalled, node)
+                if self.plan.fail_on_stall:
+                    where = f"node {node} " if node is not None else ""
+                    self.decide("STALLED", EXIT_FAILED, f"{where}{stalled.rank}: {stalled.reason}")
+
+
+async def wait_for_cluster(plan: WaitPlan, report: Report) -> int:
+    """The whole multi-node wait; returns the exit status."""
+    watcher = ClusterWatcher(plan, report)
+    sessions = _sessions(plan, watcher.connection)
+    try:
+        verdict, code, detail = await asyncio.wait_for(_watch(sessions, watcher), plan.timeout)
+    except asyncio.TimeoutError:
+        verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, timeout_detail(watcher)
+    finally:
+        await asyncio.gather(*(session.close() for session in set(sessions)))
+    report.verdict(verdict, code, detail)
+    return code
+
+
+def _sessions(plan: WaitPlan, listener: Callable[[ConnectionEvent], None]) -> list[HostSession]:
+    """One session per node, shared by the nodes on the same host."""
+    opened: dict[str | None, HostSession] = {}
+    for node in plan.nodes:
+        if node.host not in opened:
+            opened[node.host] = session_for(plan, node.host)
+            opened[node.host].on_event(listener)
+    return [opened[node.host] for node in plan.nodes]
+
+
+async def _watch(sessions: list[HostSession], watcher: ClusterWatcher) -> tuple[str, int, str]:
+    try:
+        await asyncio.gather(*(session.start() for session in set(sessions)))
+    except ConnectError as error:
+        return "UNREACHABLE", EXIT_UNREACHABLE, error.message
+    plan = watcher.plan
+    tasks = [asyncio.create_task(watcher.watch_stalls())]
+    for index, (session, node) in enumerate(zip(sessions, plan.nodes, strict=True)):
+        if node.log is not None:
+            follow = watcher.follow_node(session, index, node.log)
+            tasks.append(asyncio.create_task(guarded(watcher, follow)))
+    if plan.port is not None:
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(sessions[0], plan.port))))
+    try:
+        return await watcher.decided
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def timeout_detail(watcher: ClusterWatcher) -> str:
+    """Why the wait gave up: the last stage, the health, and what each unready node is doing."""
+    snapshot = watcher.snapshot
+    stage = snapshot.last_stage.label if snapshot.last_stage is not None else "no stage yet"
+    health = watcher.health.state.value if watcher.health is not None else "not polled"
+    notes = [f"node {n.node}: {n.note}" for n in snapshot.nodes if not n.ready]
+    return "; ".join([f"gave up waiting; last stage: {stage}; health: {health}", *notes])
