@@ -56,7 +56,10 @@ def at_phase(
         if failed:
             app.state.feed(oom_failure())
         app.state.set_health(health)
-        app.state.dirty = True
+        app.state.touch()
+        app.flush()
+        await pilot.pause(0.1)
+        app.state.touch()
         app.flush()
         await pilot.pause()
 

@@ -42,7 +42,8 @@ async def _until(pilot: Pilot[int], condition: Callable[[], bool]) -> None:
 
 async def _settle(app: MonitorApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
-    app.state.dirty = True
+    app.ingest.drain()
+    app.state.touch()
     app.flush()
     await pilot.pause()
 
@@ -74,7 +75,7 @@ async def test_one_panel_per_rank_with_stage_and_progress() -> None:
         await _settle(app, pilot)
         panels = list(app.query(RankPanel))
         assert [panel.tag for panel in panels] == [f"TP{i}" for i in range(8)]
-        text = panels[0].render().plain
+        text = panels[0].render_text()
         assert "weight loading" in text
         assert "9/20 shards" in text
 

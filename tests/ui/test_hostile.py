@@ -95,10 +95,10 @@ async def test_the_last_line_panel_shows_markup_literally() -> None:
     )
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()
-        app.state.dirty = True
+        app.state.touch()
         app.flush()
         await pilot.pause()
         panels = list(app.query(RankPanel))
         assert panels
-        assert "[@click=app.quit]x[/]" in panels[0].render().plain
+        assert "[@click=app.quit]x[/]" in panels[0].render_text()
         assert app.is_running

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import ClassVar
@@ -9,10 +10,13 @@ from typing import ClassVar
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.app.alerts import Alerts, NotifyMode
+from tui.app.bench_worker import BENCH_ACTIONS, BENCH_BINDINGS, BenchControl, BenchEvent, BenchSetup
 from tui.app.engine_link import EngineLink
+from tui.app.ingest import Ingest
 from tui.app.launch_actions import LAUNCH_BINDINGS, LaunchControl, LauncherOpener
 from tui.app.messages import (
     ChunkReceived,
@@ -52,6 +56,7 @@ class MonitorApp(App[int]):
         Binding("r", "reconnect", "Reconnect", id="reconnect"),
         Binding("question_mark", "help", "Help", id="help"),
         *LAUNCH_BINDINGS,
+        *BENCH_BINDINGS,
         *(
             Binding(str(n), f"focus_rank({n - 1})", f"Rank {n}", id=f"rank-{n}", show=False)
             for n in range(1, 10)
@@ -74,17 +79,21 @@ class MonitorApp(App[int]):
         reconnect: Callable[[], Awaitable[None]] | None = None,
         launcher: LauncherOpener | None = None,
         read_only: bool = False,
+        bench: BenchSetup | None = None,
     ) -> None:
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
+        self.ingest = Ingest(self.state)
         self._source = source
         self._health = health
         self._wanted_theme = theme
         self._user_keys = dict(keymap or {})
         self._reconnect = reconnect
         self.launch_control = LaunchControl(self, launcher, read_only)
+        self.bench = BenchControl(self, bench, lambda: self.state.link.snapshot)
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
+        self._flush_timer: Timer | None = None
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(SEMANTIC_DEFAULTS)
@@ -96,13 +105,18 @@ class MonitorApp(App[int]):
         self._install_themes()
         if self._user_keys:
             self.set_keymap(self._user_keys)
-        self.set_interval(FLUSH_SECONDS, self.flush)
+        self.state.on_change = self._arm_flush
+        self._arm_flush()
         self.set_interval(CLOCK_SECONDS, self._tick)
+        self.run_worker(self.ingest.run(), group="ingest", exit_on_error=False)
         self.run_worker(self._source.run(self.post_message), group="source", exit_on_error=False)
         if self._health is not None:
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
         self.launch_control.start()
+        # Everything built so far lives as long as the app: keep it out of every future garbage
+        # collection, so a full collection during a log flood costs milliseconds, not a freeze.
+        self.call_after_refresh(gc.freeze)
 
     def _install_themes(self) -> None:
         loaded = load_themes()
@@ -124,16 +138,16 @@ class MonitorApp(App[int]):
 
     @on(ChunkReceived)
     def _chunk(self, message: ChunkReceived) -> None:
-        self.state.feed(message.data)
+        self.ingest.push(message.data)
 
     @on(StreamMarked)
     def _marked(self, message: StreamMarked) -> None:
         text = f"{message.kind}: {message.detail}" if message.detail else message.kind
-        self.state.mark(text, new_run=message.new_file)
+        self.ingest.push_mark(text, message.new_file)
 
     @on(StreamEnded)
     def _ended(self, message: StreamEnded) -> None:
-        self.state.finish()
+        self.ingest.push_end()
 
     @on(ConnectionChanged)
     def _connection(self, message: ConnectionChanged) -> None:
@@ -142,6 +156,10 @@ class MonitorApp(App[int]):
     @on(HealthChanged)
     def _health_changed(self, message: HealthChanged) -> None:
         self.state.set_health(message.reading)
+
+    @on(BenchEvent)
+    def _bench_event(self, message: BenchEvent) -> None:
+        self.bench.handle(message)
 
     @on(RankFocused)
     def _rank_focused(self, message: RankFocused) -> None:
@@ -160,13 +178,22 @@ class MonitorApp(App[int]):
     # --- the repaint -----------------------------------------------------------------------
 
     def _tick(self) -> None:
-        self.state.dirty = True
+        self.state.touch()
+
+    def _arm_flush(self) -> None:
+        """The one flush timer: armed by the first change, so an idle app never wakes for it."""
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_SECONDS, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._flush_timer = None
+        self.flush()
 
     def flush(self) -> None:
         """Apply the latest state to the screen, at most ten times a second."""
+        if not self.is_running:
+            return  # shutting down: the screens are being taken apart
         log_screen = self.screen if isinstance(self.screen, LogScreen) else None
-        if not self.state.dirty and log_screen is None:
-            return
         with self.batch_update():
             if self.state.dirty:
                 view = self.state.view()
@@ -175,6 +202,7 @@ class MonitorApp(App[int]):
                 if main is not None and main.is_current and main.composed:
                     main.show(view)
                 self.alerts.verdict_seen(view)
+                self.bench.verdict_seen(view)
             if log_screen is not None:
                 log_screen.pull()
 
@@ -197,7 +225,7 @@ class MonitorApp(App[int]):
         self.call_after_refresh(screen.action_search)
 
     def _log_closed(self, _: None) -> None:
-        self.state.dirty = True
+        self.state.touch()
 
     def action_copy_failure(self) -> None:
         failure = self.state.link.snapshot.failure
@@ -225,7 +253,15 @@ class MonitorApp(App[int]):
             main.focus_rank(tags[index])
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in BENCH_ACTIONS:
+            return self.bench.check(action)
         return self.launch_control.check(action)
+
+    def action_bench(self) -> None:
+        self.bench.start()
+
+    def action_compare(self) -> None:
+        self.bench.compare()
 
     def action_launch(self) -> None:
         self.launch_control.launch()

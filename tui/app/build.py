@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 from tui.app.alerts import NOTIFY_MODES, NotifyMode
 from tui.app.app import MonitorApp
+from tui.app.bench_worker import BenchOptions, BenchSetup
 from tui.app.engine_link import EngineAdapter
 from tui.app.health_source import HealthSource
 from tui.app.launch_actions import LauncherOpener
@@ -36,6 +37,7 @@ class WatchSettings:
     notify: str = "auto"
     expected_seconds: float = EXPECTED_STARTUP_SECONDS
     stall: StallPolicy = field(default_factory=StallPolicy)
+    bench: BenchOptions = field(default_factory=BenchOptions)
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -51,9 +53,11 @@ def build_app(
 ) -> MonitorApp:
     """The app watching ``settings.log_path`` (and the health port) through ``session``."""
     source = SessionSource(session, settings.log_path)
-    health = None
+    health = bench = None
     if settings.port is not None:
         health = HealthSource(session, settings.port, settings.engine)
+        host = settings.target.host or None
+        bench = BenchSetup(session, settings.port, settings.engine, settings.bench, host)
     app = MonitorApp(
         link=EngineAdapter(settings.engine, clock),
         source=source,
@@ -66,6 +70,7 @@ def build_app(
         expected_seconds=settings.expected_seconds,
         reconnect=source.reconnect,
         launcher=launcher,
+        bench=bench,
     )
     app.state.stall_policy = settings.stall
     return app

@@ -35,30 +35,44 @@ class LogLine:
 
 
 class LogBook:
-    """The most recent ``capacity`` lines; older ones are dropped, the count is kept."""
+    """The most recent ``capacity`` lines; older ones are dropped, the count is kept.
+
+    Lines are kept as plain strings in parallel rings rather than one object per line: strings
+    are not tracked by the garbage collector, so a full ring costs a collection nothing.
+    """
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
-        self._lines: deque[LogLine] = deque(maxlen=capacity)
+        self._texts: deque[str] = deque(maxlen=capacity)
+        self._ranks: deque[str | None] = deque(maxlen=capacity)
+        self._problems: deque[bool] = deque(maxlen=capacity)
         self.total = 0
 
     def extend(self, lines: Iterable[tuple[str | None, str, bool]]) -> None:
         for rank, text, problem in lines:
+            self._texts.append(printable(text))
+            self._ranks.append(rank)
+            self._problems.append(problem)
             self.total += 1
-            self._lines.append(LogLine(self.total, rank, printable(text), problem))
 
     @property
     def dropped(self) -> int:
         """Lines received but no longer kept."""
-        return self.total - len(self._lines)
+        return self.total - len(self._texts)
 
     def since(self, seq: int) -> Iterator[LogLine]:
         """Lines with a sequence number above ``seq``, oldest first."""
-        wanted = min(len(self._lines), self.total - max(0, seq))
+        wanted = min(len(self._texts), self.total - max(0, seq))
         if wanted <= 0:
             return iter(())
         # Walk back from the newest line: a tail read costs what it returns, not the ring size.
-        newest_first = list(islice(reversed(self._lines), wanted))
-        return reversed(newest_first)
+        texts = list(islice(reversed(self._texts), wanted))
+        ranks = list(islice(reversed(self._ranks), wanted))
+        problems = list(islice(reversed(self._problems), wanted))
+        first = self.total - wanted + 1
+        return (
+            LogLine(first + i, ranks[-1 - i], texts[-1 - i], problems[-1 - i])
+            for i in range(wanted)
+        )
 
     def select(
         self, rank: str | None, problems_only: bool, after: int = 0

@@ -24,6 +24,10 @@ from tui.engine.stall import RankHealth, StallPolicy, assess
 
 Planner = Callable[[Snapshot], Expectations]
 
+
+def _nothing() -> None:
+    return None
+
 MAX_MARKERS = 3
 
 
@@ -53,7 +57,18 @@ class MonitorState:
         self.markers: tuple[str, ...] = ()
         self.started_at = clock()
         self.received = False
-        self.dirty = True
+        self._dirty = True
+        self.on_change: Callable[[], None] = _nothing
+
+    @property
+    def dirty(self) -> bool:
+        """Something changed since the last ``view``."""
+        return self._dirty
+
+    def touch(self) -> None:
+        """Note a change (the clock moved, data arrived) and tell whoever repaints."""
+        self._dirty = True
+        self.on_change()
 
     def feed(self, data: bytes) -> None:
         """Hand a chunk of log bytes to the engine and keep its lines for the log view."""
@@ -62,12 +77,12 @@ class MonitorState:
             self.received = True
             started = self.link.snapshot.started_at
             self.started_at = started if started is not None else self.started_at
-        self.dirty = True
+        self.touch()
 
     def finish(self) -> None:
         """The stream ended: flush the engine's partial last line."""
         self.log.extend(self.link.finish())
-        self.dirty = True
+        self.touch()
 
     def mark(self, text: str, new_run: bool = False) -> None:
         """Remember a stream marker (gap, rotation, truncation) to show in the header; a new
@@ -75,17 +90,17 @@ class MonitorState:
         self.markers = (*self.markers, text)[-MAX_MARKERS:]
         if new_run:
             self.log.extend(self.link.new_run(text))
-        self.dirty = True
+        self.touch()
 
     def set_connection(self, state: ConnectionState, detail: str = "") -> None:
         self.connection = state
         self.connection_detail = detail
-        self.dirty = True
+        self.touch()
 
     def set_health(self, reading: HealthReading) -> None:
         if reading != self.health:
             self.health = reading
-            self.dirty = True
+            self.touch()
 
     def _default_plan(self, snapshot: Snapshot) -> Expectations:
         speculative = snapshot.server.drafter is not None
@@ -93,7 +108,7 @@ class MonitorState:
 
     def view(self) -> MonitorView:
         """The view at the clock's current time; clears ``dirty``."""
-        self.dirty = False
+        self._dirty = False
         now = self.clock()
         snapshot = self.link.snapshot
         plan = self.planner(snapshot)

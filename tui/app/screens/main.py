@@ -1,4 +1,4 @@
-"""The main screen: header, rank grid, failure view and the footer of keys."""
+"""The main screen: header, rank grid, benchmark pane, failure view and the footer of keys."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from tui.app.model import MonitorView
+from tui.app.widgets.bench_pane import BenchPane
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.header import StatusHeader
 from tui.app.widgets.rank_grid import RankGrid
@@ -56,6 +57,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusHeader()
         yield RankGrid(id="grid")
+        yield BenchPane(id="bench")
         yield FailurePanel(id="failure")
         yield Footer()
 

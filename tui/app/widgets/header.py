@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.app import format as fmt
@@ -94,6 +95,29 @@ def _eta_text(view: MonitorView) -> Content:
     return Content(f" ETA {fmt.clock(low)}-{fmt.clock(high)}")
 
 
+class TimerLine(Widget):
+    """The start-up timer, bar and ETA, laid out for the width it really has when drawn."""
+
+    DEFAULT_CSS = "TimerLine { width: 1fr; height: 1; padding: 0 1; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.view: MonitorView | None = None
+        self._drawn: Content | None = None
+
+    def show(self, view: MonitorView) -> None:
+        self.view = view
+        line = timer_line(view, max(20, self.content_size.width))
+        if self._drawn is None or not line.is_same(self._drawn):
+            self.refresh()
+
+    def render(self) -> Content:
+        if self.view is None:
+            return Content("")
+        self._drawn = timer_line(self.view, max(20, self.content_size.width))
+        return self._drawn
+
+
 class StatusHeader(Vertical):
     """Three lines at the top of the main screen; the third appears only on disagreement."""
 
@@ -103,7 +127,6 @@ class StatusHeader(Vertical):
         background: $panel;
         & > #identity { height: 1; padding: 0 1; }
         & > Horizontal { height: 1; }
-        & #timer { width: 1fr; padding: 0 1; }
         & > #disagreement { height: auto; padding: 0 1; color: $rank-stalled; display: none; }
         & > #disagreement.-shown { display: block; }
     }
@@ -113,17 +136,23 @@ class StatusHeader(Vertical):
         yield Static(Content(""), id="identity")
         with Horizontal():
             yield VerdictBadge(id="verdict")
-            yield Static(Content(""), id="timer")
+            yield TimerLine(id="timer")
             yield HealthBadge(id="health")
         yield Static(Content(""), id="disagreement")
 
     def show(self, view: MonitorView) -> None:
-        self.query_one("#identity", Static).update(identity_line(view))
+        """Repaint what changed; only the notes line can change the header's height."""
+        _update(self.query_one("#identity", Static), identity_line(view), layout=False)
         self.query_one(VerdictBadge).show(view.verdict)
         self.query_one(HealthBadge).show(view.health)
-        timer = self.query_one("#timer", Static)
-        timer.update(timer_line(view, max(20, timer.content_region.width)))
+        self.query_one(TimerLine).show(view)
         notes = self.query_one("#disagreement", Static)
         notes.set_class(bool(view.disagreements or view.markers), "-shown")
         lines = [f"⚠ {text}" for text in (*view.disagreements, *view.markers)]
-        notes.update(Content("\n".join(lines)))
+        _update(notes, Content("\n".join(lines)), layout=True)
+
+
+def _update(widget: Static, content: Content, layout: bool) -> None:
+    shown = widget.visual
+    if not (isinstance(shown, Content) and shown.is_same(content)):
+        widget.update(content, layout=layout)

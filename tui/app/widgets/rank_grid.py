@@ -95,7 +95,9 @@ class RankGrid(VerticalScroll):
         for grid in self.query_children(Grid):
             grid.styles.grid_size_columns = columns
         for panel in self._panels.values():
-            panel.set_class(compact, "-compact")
+            if panel.has_class("-compact") != compact:
+                panel.set_class(compact, "-compact")
+                panel.redraw()
 
 
 def _group(cards: Sequence[RankCard]) -> tuple[tuple[int, tuple[str, ...]], ...]:

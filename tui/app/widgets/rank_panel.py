@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widget import Widget
 
@@ -13,6 +17,7 @@ from tui.app.widgets.gpu import RankGpuView, panel_line
 from tui.engine.snapshot import RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
+_LINES = ("-stage", "-progress", "-memory", "-last")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +38,45 @@ class RankCard:
         return bool(self.flag)
 
 
-class RankPanel(Widget, can_focus=True):
-    """A rank's state, full (bordered, four lines) or compact (two lines) when ranks are many."""
+LineMaker = Callable[[int], Content]
+
+
+def _blank(width: int) -> Content:
+    return Content("")
+
+
+class RankLine(Widget):
+    """One line of a panel, laid out for the width it has when drawn; repainted only when its
+    text or styles change."""
+
+    DEFAULT_CSS = "RankLine { height: 1; width: 1fr; }"
+
+    def __init__(self, classes: str) -> None:
+        super().__init__(classes=classes)
+        self.make: LineMaker = _blank
+        self.drawn: Content | None = None
+
+    def set(self, make: LineMaker) -> None:
+        self.make = make
+        fresh = make(self._width)
+        if self.drawn is None or not fresh.is_same(self.drawn):
+            self.refresh()
+
+    @property
+    def _width(self) -> int:
+        return max(8, self.content_size.width)
+
+    def render(self) -> Content:
+        self.drawn = self.make(self._width)
+        return self.drawn
+
+
+class RankPanel(Vertical, can_focus=True):
+    """A rank's state, full (bordered, four lines) or compact (two lines) when ranks are many.
+
+    Each line is its own small widget, so the line that changes (usually the last log line, or
+    the stage timer once a second) is the only one repainted.
+    """
 
     DEFAULT_CSS = """
     RankPanel {
@@ -47,6 +89,7 @@ class RankPanel(Widget, can_focus=True):
         &.-lagging { border: round $rank-stalled; }
         &.-failing { border: double $rank-failed; }
         &:focus { border-title-style: reverse; }
+        & > .-last { color: $text-muted; }
         &.-compact {
             height: 2;
             border: none;
@@ -56,6 +99,7 @@ class RankPanel(Widget, can_focus=True):
             &.-failed, &.-failing { border-left: outer $rank-failed; }
             &.-lagging { border-left: outer $rank-stalled; }
             &:focus { background: $boost; }
+            & > .-memory, & > .-last { display: none; }
         }
     }
     """
@@ -65,9 +109,22 @@ class RankPanel(Widget, can_focus=True):
         self.tag = tag
         self.card: RankCard | None = None
         self.border_title = Content(printable(tag))
+        self._lines = [RankLine(classes=name) for name in _LINES]
+
+    def compose(self) -> ComposeResult:
+        yield from self._lines
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Lay the current card out again (after a size or compact change)."""
+        card, self.card = self.card, None
+        if card is not None:
+            self.show(card)
 
     def show(self, card: RankCard) -> None:
-        """Take the latest state; repaint only if it differs from what is on screen."""
+        """Take the latest state; repaint only the lines that differ from what is on screen."""
         if card == self.card:
             return
         self.card = card
@@ -75,23 +132,32 @@ class RankPanel(Widget, can_focus=True):
         for name in _STATE_CLASSES:
             self.set_class(name == wanted, name)
         self.set_class(card.failing, "-failing")
-        self.refresh()
+        for line, make in zip(self._lines, self.lines(card), strict=True):
+            line.set(make)
 
-    def render(self) -> Content:
-        card = self.card
-        if card is None:
-            return Content("waiting for the first line")
-        width = max(8, self.content_region.width)
+    def lines(self, card: RankCard) -> list[LineMaker]:
+        """The four lines (compact: the first two carry everything), as functions of width."""
         if self.has_class("-compact"):
-            return self._compact(card, width)
-        return Content("\n").join(
-            [
-                self._stage_line(card, width, with_tag=False),
-                self._progress_line(card.rank, width),
-                panel_line(card.gpu, width) or self._memory_line(card.rank, width),
-                fmt.single_line(card.rank.last_line, width).stylize("$text-muted"),
+            return [
+                partial(self._stage_line, card, with_tag=True),
+                partial(self._compact_bar, card),
+                _blank,
+                _blank,
             ]
-        )
+        return [
+            partial(self._stage_line, card, with_tag=False),
+            partial(self._progress_line, card.rank),
+            partial(self._memory, card),
+            partial(_last_line, card.rank.last_line),
+        ]
+
+    def render_text(self) -> str:
+        """What the panel shows, as plain text (for tests and screen readers)."""
+        shown = [line.make(line._width).plain for line in self._lines if line.display]
+        return "\n".join(shown)
+
+    def _memory(self, card: RankCard, width: int) -> Content:
+        return panel_line(card.gpu, width) or self._memory_line(card.rank, width)
 
     def _stage_line(self, card: RankCard, width: int, with_tag: bool) -> Content:
         rank = card.rank
@@ -129,12 +195,14 @@ class RankPanel(Widget, can_focus=True):
         )
         return content.truncate(width, ellipsis=True)
 
-    def _compact(self, card: RankCard, width: int) -> Content:
-        first = self._stage_line(card, width, with_tag=True)
+    def _compact_bar(self, card: RankCard, width: int) -> Content:
         progress = card.rank.progress
         fraction = progress.fraction if progress is not None else 0.0
         tail = f" {fmt.tokens(card.rank.kv_tokens)} KV" if card.rank.kv_tokens else ""
         if progress is not None:
             tail = f" {progress.done}/{progress.total}"
-        second = fmt.bar(fraction, max(1, width - len(tail))) + Content(tail)
-        return Content("\n").join([first, second])
+        return fmt.bar(fraction, max(1, width - len(tail))) + Content(tail)
+
+
+def _last_line(text: str, width: int) -> Content:
+    return fmt.single_line(text, width)

@@ -1,0 +1,71 @@
+"""The ingest queue feeds the engine in small slices and keeps markers in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.ui.fakes import FakeClock, FakeLink
+from tui.app.ingest import Ingest
+from tui.app.model import Target
+from tui.app.state import MonitorState
+
+
+class RecordingLink(FakeLink):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def feed(self, data: bytes) -> list[tuple[str | None, str, bool]]:
+        self.calls.append(f"feed {len(data)}")
+        return super().feed(data)
+
+    def new_run(self, reason: str) -> list[tuple[str | None, str, bool]]:
+        self.calls.append(f"new run {reason}")
+        return []
+
+    def finish(self) -> list[tuple[str | None, str, bool]]:
+        self.calls.append("finish")
+        return []
+
+
+def _ingest(slice_bytes: int = 10) -> tuple[Ingest, RecordingLink]:
+    link = RecordingLink()
+    return Ingest(MonitorState(link, Target(), FakeClock()), slice_bytes), link
+
+
+def test_big_chunks_are_fed_in_slices_and_markers_keep_their_place() -> None:
+    ingest, link = _ingest()
+    ingest.push(b"x" * 25)
+    ingest.push_mark("truncated", new_run=True)
+    ingest.push(b"y" * 5)
+    ingest.push_end()
+    assert ingest.backlog == 30
+    ingest.drain()
+    assert link.calls == [
+        "feed 10", "feed 10", "feed 5", "new run truncated", "feed 5", "finish",
+    ]  # fmt: skip
+    assert ingest.backlog == 0
+
+
+async def test_the_worker_yields_between_slices() -> None:
+    ingest, link = _ingest(slice_bytes=4)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    worker = asyncio.create_task(ingest.run())
+    counter = asyncio.create_task(ticker())
+    ingest.push(b"z" * 400)
+    for _ in range(1000):
+        if ingest.backlog == 0:
+            break
+        await asyncio.sleep(0)
+    worker.cancel()
+    counter.cancel()
+    assert ingest.backlog == 0
+    assert len(link.calls) == 100
+    assert ticks >= 50
