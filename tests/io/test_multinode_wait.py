@@ -28,6 +28,14 @@ from tui.engine.stall import StallPolicy
 SCALE = "0.01"
 
 
+def alias_config(server: TestServer, names: list[str], path: Path) -> Path:
+    """An ``ssh_config`` in which every name in ``names`` is an alias of ``server``."""
+    text = server.ssh_config.read_text()
+    blocks = [text.replace(f"Host {server.alias}\n", f"Host {name}\n", 1) for name in names]
+    path.write_text("".join(blocks))
+    return path
+
+
 class Nodes:
     """Simulated nodes of one server, each with its own log, port and ssh alias."""
 
@@ -38,13 +46,8 @@ class Nodes:
         self.ports = [free_port() for _ in range(count)]
         self.logs = [tmp / f"node{k}.log" for k in range(count)]
         self.aliases = [f"node{k}" for k in range(count)]
-        self.ssh_config = tmp / "ssh_config"
-        self.ssh_config.write_text("".join(self._alias(name) for name in self.aliases))
+        self.ssh_config = alias_config(server, self.aliases, tmp / "ssh_config")
         self.processes: list[subprocess.Popen[bytes]] = []
-
-    def _alias(self, name: str) -> str:
-        text = self.server.ssh_config.read_text()
-        return text.replace(f"Host {self.server.alias}\n", f"Host {name}\n", 1)
 
     def start(self, tp: int, *flags: str, only: range | None = None, scale: str = SCALE) -> None:
         env = {**os.environ, "SGLANG_LOG_MS": "1"}
