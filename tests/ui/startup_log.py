@@ -132,3 +132,30 @@ def hostile_bytes(tag: str = "TP0") -> bytes:
     data += line(21, tag, "long " + "x" * 200_000).encode()
     data += b"[2026-01-01 10:00:22 " + tag.encode() + b"] bad utf8 \xff\xfe\xc3 raw c1 \x9b2J end\n"
     return data
+
+
+def _crash(offset: float, tag: str, error: str) -> str:
+    return (
+        line(offset, tag, "Scheduler hit an exception: Traceback (most recent call last):")
+        + '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2630, in run_scheduler\n'
+        + f"{error}\n"
+    )
+
+
+FAILURES: dict[str, str] = {
+    "oom": oom_failure().decode(),
+    "nccl": _crash(120, "TP2", "RuntimeError: NCCL error: unhandled system error"),
+    "cuda_graph": _crash(120, "TP2", "Exception: Capture cuda graph failed: CUDA error: out of "
+                         "resources\nPossible solutions:\n1. set --mem-fraction-static lower"),
+    "port_in_use": line(150, None, "ERROR:    [Errno 98] error while attempting to bind on "
+                        "address ('127.0.0.1', 30000): address already in use"),
+    "weights_missing": _crash(20, "TP2", "RuntimeError: Cannot find any model weights with "
+                              "`/models/kimi`"),
+    "traceback_other": _crash(20, "TP2", "KeyError: 'model.layers.0.mlp.experts.w1'"),
+    "killed": line(30, None, "RuntimeError: Rank 3 scheduler died during initialization "
+                   "(exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS "
+                   "OOM killer."),
+    "hang": line(400, "TP2", "Scheduler watchdog timeout (self.watchdog_timeout=300, "
+                 "self.soft=False)"),
+}
+"""One log excerpt per failure kind, to append after a start-up phase."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
-import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from tui.app.health_source import HealthSource
 from tui.app.messages import HealthChanged
-from tui.app.model import HealthKind
+from tui.app.model import HealthKind, HealthReading
 from tui.io.session import HostSession, LocalConnector
 
 
@@ -70,44 +70,42 @@ async def _serve(fake: FakeServer, port: int) -> tuple[uvicorn.Server, asyncio.T
     return server, task
 
 
+async def _wait_for(
+    posted: list[HealthChanged], wanted: Callable[[HealthReading], bool]
+) -> HealthReading:
+    for _ in range(500):
+        if posted and wanted(posted[-1].reading):
+            return posted[-1].reading
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never saw the wanted reading; last: {posted[-1:]}")
+
+
 async def test_refused_then_starting_then_ready_with_one_generation(session: HostSession) -> None:
     port = _free_port()
     fake = FakeServer()
-    poller = HealthSource(session, port, "sglang")
-    async with httpx.AsyncClient(timeout=5) as client:
-        assert (await poller._poll(client)).kind is HealthKind.REFUSED
-        server, task = await _serve(fake, port)
-        try:
-            starting = await poller._poll(client)
-            assert (starting.kind, starting.status) == (HealthKind.STARTING, 503)
-            assert starting.generation_ok is None
-            fake.health = 200
-            ready = await poller._poll(client)
-            assert (ready.kind, ready.status, ready.generation_ok) == (HealthKind.OK, 200, True)
-            assert ready.latency_ms is not None
-            again = await poller._poll(client)
-            assert again.generation_ok is True
-            assert fake.generations == 1
-        finally:
-            server.should_exit = True
-            await task
-
-
-async def test_run_posts_health_messages(session: HostSession) -> None:
-    poller = HealthSource(session, _free_port(), "sglang", interval=0.01)
     posted: list[HealthChanged] = []
 
     def post(message: object) -> None:
         assert isinstance(message, HealthChanged)
         posted.append(message)
 
-    task = asyncio.create_task(poller.run(post))
-    for _ in range(200):
-        if len(posted) >= 2:
-            break
-        await asyncio.sleep(0.01)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert posted
-    assert posted[0].reading.kind is HealthKind.REFUSED
+    poll = asyncio.create_task(HealthSource(session, port, "sglang", interval=0.02).run(post))
+    try:
+        await _wait_for(posted, lambda r: r.kind is HealthKind.REFUSED)
+        server, task = await _serve(fake, port)
+        try:
+            starting = await _wait_for(posted, lambda r: r.kind is HealthKind.STARTING)
+            assert (starting.status, starting.generation_ok) == (503, None)
+            fake.health = 200
+            ready = await _wait_for(posted, lambda r: r.generation_ok is True)
+            assert (ready.kind, ready.status) == (HealthKind.OK, 200)
+            assert ready.latency_ms is not None
+            await asyncio.sleep(0.1)
+            assert fake.generations == 1
+        finally:
+            server.should_exit = True
+            await task
+    finally:
+        poll.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await poll

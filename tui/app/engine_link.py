@@ -14,7 +14,8 @@ from typing import Protocol
 from tui.app.model import HealthKind, HealthReading
 from tui.engine.feed import LogEngine, Update
 from tui.engine.snapshot import Snapshot
-from tui.engine.stages import Outcome, Verdict
+from tui.engine.stages import Verdict
+from tui.engine.verdict import HealthState, decide_verdict
 
 Line = tuple[str | None, str, bool]
 
@@ -73,29 +74,27 @@ class EngineAdapter:
     def verdict(
         self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
     ) -> tuple[Verdict, tuple[str, ...]]:
-        return interim_verdict(self._snapshot, connected, health, stalled)
+        return verdict_for(self._snapshot, connected, health, stalled)
 
 
-def interim_verdict(
+_HEALTH_STATES = {
+    HealthKind.UNKNOWN: HealthState.UNKNOWN,
+    HealthKind.REFUSED: HealthState.REFUSED,
+    HealthKind.STARTING: HealthState.UNAVAILABLE,
+    HealthKind.ERROR: HealthState.UNAVAILABLE,
+    HealthKind.OK: HealthState.OK,
+}
+
+
+def verdict_for(
     snapshot: Snapshot, connected: bool, health: HealthReading, stalled: frozenset[str]
 ) -> tuple[Verdict, tuple[str, ...]]:
-    """READY needs the ready line, /health 200 and one generation; disagreements are named."""
-    notes = []
-    healthy = health.kind is HealthKind.OK
-    if snapshot.ready_line_seen and health.kind in (HealthKind.STARTING, HealthKind.REFUSED):
-        notes.append(f"the log says ready but {health.endpoint or 'the port'} is not answering 200")
-    if healthy and not snapshot.ready_line_seen:
-        notes.append("/health answers 200 but the log has no ready line yet")
-    if snapshot.failure is not None and healthy:
-        notes.append("the log shows a failure but /health still answers 200")
-    if snapshot.failure is not None or snapshot.outcome is Outcome.FAILED:
-        return Verdict.FAILED, tuple(notes)
-    if snapshot.stopped:
-        return Verdict.STOPPED, tuple(notes)
-    if not connected and snapshot.lines == 0:
-        return Verdict.CONNECTING, tuple(notes)
-    if stalled:
-        return Verdict.STALLED, tuple(notes)
-    if snapshot.ready_line_seen and healthy and health.generation_ok:
-        return Verdict.READY, tuple(notes)
-    return Verdict.STARTING, tuple(notes)
+    """The engine's verdict over the log, the link, ``/health`` and the test generation."""
+    report = decide_verdict(
+        snapshot,
+        connected=connected,
+        health=_HEALTH_STATES[health.kind],
+        generation_ok=health.generation_ok,
+        stalled_ranks=tuple(sorted(stalled)),
+    )
+    return report.verdict, report.disagreements

@@ -1,97 +1,58 @@
-"""The health poll behind the header's badge, through the session's port forward.
+"""The health poll behind the header's badge: ``tui.io.health`` through the session's forward.
 
-Once a second it asks the server a side-effect-free question first (``/model_info``, or
-``/v1/models`` for vLLM) to tell a refused port from an open one, then ``/health``; once
-``/health`` answers 200 it sends one real one-token generation and remembers the answer. Every
-outcome, errors included, becomes a ``HealthChanged`` message.
+The poller asks ``/health`` about once a second and, once it answers 200, one real one-token
+generation; this adapter turns each change it reports into a ``HealthChanged`` message.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-
-import httpx
-
 from tui.app.messages import HealthChanged
 from tui.app.model import HealthKind, HealthReading
 from tui.app.sources import Post
+from tui.io import health as io_health
 from tui.io.session import HostSession, SessionClosed
-from tui.io.transport import TransportError
+from tui.io.transport import LinkLost
 
-# Through an SSH port forward the local side always accepts; a refused remote port shows up as a
-# connection closed before any response.
-_REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
-INTERVAL_SECONDS = 1.0
-TIMEOUT_SECONDS = 5.0
-GENERATION_TIMEOUT_SECONDS = 30.0
-
-
-async def probe(client: httpx.AsyncClient, base: str, engine: str) -> HealthReading:
-    """One poll: refused, open but starting (503), or healthy (200), with latency."""
-    info = "/model_info" if engine == "sglang" else "/v1/models"
-    started = time.perf_counter()
-    try:
-        await client.get(base + info)
-        answer = await client.get(base + "/health")
-    except _REFUSED as error:
-        return HealthReading(HealthKind.REFUSED, None, None, info, None, str(error)[:200])
-    except httpx.HTTPError as error:
-        return HealthReading(HealthKind.ERROR, None, None, "/health", None, str(error)[:200])
-    latency = (time.perf_counter() - started) * 1000
-    kind = HealthKind.OK if answer.status_code == 200 else HealthKind.STARTING
-    if answer.status_code not in (200, 503):
-        kind = HealthKind.ERROR
-    return HealthReading(kind, answer.status_code, latency, "/health")
+_KINDS = {
+    io_health.HealthState.NO_LINK: HealthKind.ERROR,
+    io_health.HealthState.REFUSED: HealthKind.REFUSED,
+    io_health.HealthState.STARTING: HealthKind.STARTING,
+    io_health.HealthState.UNHEALTHY: HealthKind.ERROR,
+    io_health.HealthState.HEALTHY: HealthKind.OK,
+    io_health.HealthState.READY: HealthKind.OK,
+}
 
 
-NATIVE = ("/generate", {"text": "Hello", "sampling_params": {"max_new_tokens": 1}})
-OPENAI = ("/v1/completions", {"prompt": "Hello", "max_tokens": 1})
-
-
-async def generate_once(client: httpx.AsyncClient, base: str, engine: str) -> bool:
-    """Ask for one token (SGLang's native route, else the OpenAI one); True when answered."""
-    routes = [OPENAI] if engine == "vllm" else [NATIVE, OPENAI]
-    for path, body in routes:
-        try:
-            answer = await client.post(base + path, json=body, timeout=GENERATION_TIMEOUT_SECONDS)
-        except httpx.HTTPError:
-            return False
-        if answer.status_code != 404:
-            return answer.status_code == 200
-    return False
+def reading(change: io_health.HealthChanged) -> HealthReading:
+    """The badge's reading for one change reported by the poller."""
+    generated: bool | None = None
+    if change.state is io_health.HealthState.READY:
+        generated = True
+    elif change.state is io_health.HealthState.HEALTHY and change.detail:
+        generated = False
+    return HealthReading(
+        _KINDS[change.state], change.status, change.latency_ms, "/health", generated,
+        change.detail,
+    )  # fmt: skip
 
 
 class HealthSource:
     """Polls the server's HTTP port on the host, reached through ``session.forward``."""
 
     def __init__(
-        self, session: HostSession, port: int, engine: str = "sglang",
-        interval: float = INTERVAL_SECONDS,
-    ) -> None:  # fmt: skip
+        self, session: HostSession, port: int, engine: str = "auto", interval: float = 1.0
+    ) -> None:
         self.session = session
         self.port = port
-        self.engine = engine
-        self.interval = interval
-        self.generation_ok: bool | None = None
+        options = io_health.HealthOptions(interval=interval, engine=engine)
+        self.poller = io_health.HealthPoller(self._url, options)
+
+    async def _url(self) -> str:
+        try:
+            return await self.session.forward(self.port)
+        except SessionClosed as closed:
+            raise LinkLost(str(closed)) from closed
 
     async def run(self, post: Post) -> None:
-        async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS) as client:
-            while True:
-                post(HealthChanged(await self._poll(client)))
-                await asyncio.sleep(self.interval)
-
-    async def _poll(self, client: httpx.AsyncClient) -> HealthReading:
-        try:
-            base = await asyncio.wait_for(self.session.forward(self.port), TIMEOUT_SECONDS)
-        except (TransportError, SessionClosed, OSError, asyncio.TimeoutError) as error:
-            return HealthReading(HealthKind.ERROR, detail=f"no port forward: {error}")
-        reading = await probe(client, base, self.engine)
-        if reading.kind is HealthKind.OK and not self.generation_ok:
-            self.generation_ok = await generate_once(client, base, self.engine)
-        if reading.kind is HealthKind.REFUSED:
-            self.generation_ok = None
-        return HealthReading(
-            reading.kind, reading.status, reading.latency_ms, reading.endpoint,
-            self.generation_ok, reading.detail,
-        )  # fmt: skip
+        async for change in self.poller.changes():
+            post(HealthChanged(reading(change)))
