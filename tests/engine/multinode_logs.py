@@ -8,11 +8,11 @@ clock. ``skew`` shifts one host's log clock.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from tui.engine.cluster import ClusterEngine, ClusterUpdate
 from tui.sim.config import SimConfig
-from tui.sim.logfmt import sglang_line
 from tui.sim.sglang_startup import build_sglang
 from tui.sim.timeline import Log, Raw
 
@@ -58,7 +58,11 @@ def node_log(
 
 
 def _line(at: float, skew: float, who: str | None, msg: str) -> bytes:
-    return sglang_line(T0 + skew + at, who, msg).encode()
+    """SGLang's ``[date time TAGS] msg`` (as ``tui.sim.logfmt`` writes it, but in UTC so that
+    screenshots do not depend on the machine's time zone)."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(T0 + skew + at))
+    tags = f" {who}" if who else ""
+    return f"[{stamp}{tags}] {msg}\n".encode()
 
 
 class FakeClock:

@@ -108,7 +108,7 @@ def test_a_hang_on_node_one_is_flagged_on_its_node_and_rank() -> None:
     play(engine, clock, logs, end_of(logs) + 600)
     snapshot = engine.snapshot
     assert snapshot.outcome is Outcome.INCOMPLETE
-    assert snapshot.nodes[1].note == "behind: TP11 still in weight loading"
+    assert snapshot.nodes[1].note == "TP11 still in weight loading"
     assert snapshot.nodes[0].note == "waiting for node 1"
     assert snapshot.nodes[0].behind_since is None
     plan, policy = default_expectations(600.0), StallPolicy(floor=60)

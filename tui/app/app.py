@@ -138,16 +138,16 @@ class MonitorApp(App[int]):
 
     @on(ChunkReceived)
     def _chunk(self, message: ChunkReceived) -> None:
-        self.ingest.push(message.data)
+        self.ingest.push(message.data, message.node)
 
     @on(StreamMarked)
     def _marked(self, message: StreamMarked) -> None:
         text = f"{message.kind}: {message.detail}" if message.detail else message.kind
-        self.ingest.push_mark(text, message.new_file)
+        self.ingest.push_mark(text, message.new_file, message.node)
 
     @on(StreamEnded)
     def _ended(self, message: StreamEnded) -> None:
-        self.ingest.push_end()
+        self.ingest.push_end(message.node)
 
     @on(ConnectionChanged)
     def _connection(self, message: ConnectionChanged) -> None:

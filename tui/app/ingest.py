@@ -18,16 +18,26 @@ SLICE_BYTES = 8 * 1024
 
 
 @dataclass(frozen=True, slots=True)
+class _Data:
+    node: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class _Mark:
     text: str
     new_run: bool
+    node: int = 0
 
 
+@dataclass(frozen=True, slots=True)
 class _End:
     """The stream ended: the engine's partial last line becomes a line."""
 
+    node: int = 0
 
-Item = bytes | _Mark | _End
+
+Item = _Data | _Mark | _End
 
 
 class Ingest:
@@ -40,18 +50,18 @@ class Ingest:
         self._items: deque[Item] = deque()
         self._wakeup = asyncio.Event()
 
-    def push(self, data: bytes) -> None:
+    def push(self, data: bytes, node: int = 0) -> None:
         if data:
-            self._items.append(data)
+            self._items.append(_Data(node, data))
             self.backlog += len(data)
             self._wakeup.set()
 
-    def push_mark(self, text: str, new_run: bool) -> None:
-        self._items.append(_Mark(text, new_run))
+    def push_mark(self, text: str, new_run: bool, node: int = 0) -> None:
+        self._items.append(_Mark(text, new_run, node))
         self._wakeup.set()
 
-    def push_end(self) -> None:
-        self._items.append(_End())
+    def push_end(self, node: int = 0) -> None:
+        self._items.append(_End(node))
         self._wakeup.set()
 
     def step(self) -> bool:
@@ -59,16 +69,17 @@ class Ingest:
         if not self._items:
             return False
         item = self._items.popleft()
-        if isinstance(item, bytes):
-            if len(item) > self.slice_bytes:
-                self._items.appendleft(item[self.slice_bytes :])
-                item = item[: self.slice_bytes]
-            self.backlog -= len(item)
-            self.state.feed(item)
+        if isinstance(item, _Data):
+            data = item.data
+            if len(data) > self.slice_bytes:
+                self._items.appendleft(_Data(item.node, data[self.slice_bytes :]))
+                data = data[: self.slice_bytes]
+            self.backlog -= len(data)
+            self.state.feed(data, item.node)
         elif isinstance(item, _Mark):
-            self.state.mark(item.text, item.new_run)
+            self.state.mark(item.text, item.new_run, item.node)
         else:
-            self.state.finish()
+            self.state.finish(item.node)
         return bool(self._items)
 
     def drain(self) -> None:

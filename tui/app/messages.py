@@ -8,29 +8,34 @@ from tui.app.model import ConnectionState, HealthReading
 
 
 class ChunkReceived(Message):
-    """Raw bytes arrived from the server log (any size; split into lines by the engine)."""
+    """Raw bytes arrived from the server log (any size; split into lines by the engine).
 
-    def __init__(self, data: bytes) -> None:
+    ``node`` says which node's log they belong to when the server spans several hosts."""
+
+    def __init__(self, data: bytes, node: int = 0) -> None:
         super().__init__()
         self.data = data
+        self.node = node
 
 
 class StreamMarked(Message):
     """The tail noticed something about the file itself: a gap, a rotation, a truncation."""
 
-    def __init__(self, kind: str, detail: str = "", new_file: bool = False) -> None:
+    def __init__(self, kind: str, detail: str = "", new_file: bool = False, node: int = 0) -> None:
         super().__init__()
         self.kind = kind
         self.detail = detail
         self.new_file = new_file
+        self.node = node
 
 
 class StreamEnded(Message):
     """The log stream finished (a local file read to its end, or the source gave up)."""
 
-    def __init__(self, reason: str = "") -> None:
+    def __init__(self, reason: str = "", node: int = 0) -> None:
         super().__init__()
         self.reason = reason
+        self.node = node
 
 
 class ConnectionChanged(Message):

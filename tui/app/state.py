@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tui.app.cluster_link import NodeFeed, NodeLinks
 from tui.app.engine_link import EngineLink
 from tui.app.logbook import LogBook
 from tui.app.model import (
@@ -70,27 +71,34 @@ class MonitorState:
         self._dirty = True
         self.on_change()
 
-    def feed(self, data: bytes) -> None:
-        """Hand a chunk of log bytes to the engine and keep its lines for the log view."""
-        self.log.extend(self.link.feed(data))
+    def feed(self, data: bytes, node: int = 0) -> None:
+        """Hand a chunk of node ``node``'s log to the engine; keep its lines for the log view."""
+        self.log.extend(self._reader(node).feed(data))
         if not self.received:
             self.received = True
             started = self.link.snapshot.started_at
             self.started_at = started if started is not None else self.started_at
         self.touch()
 
-    def finish(self) -> None:
+    def finish(self, node: int = 0) -> None:
         """The stream ended: flush the engine's partial last line."""
-        self.log.extend(self.link.finish())
+        self.log.extend(self._reader(node).finish())
         self.touch()
 
-    def mark(self, text: str, new_run: bool = False) -> None:
+    def mark(self, text: str, new_run: bool = False, node: int = 0) -> None:
         """Remember a stream marker (gap, rotation, truncation) to show in the header; a new
         file (truncated, rotated, replaced) starts a new run in the engine."""
-        self.markers = (*self.markers, text)[-MAX_MARKERS:]
+        shown = f"node {node}: {text}" if node else text
+        self.markers = (*self.markers, shown)[-MAX_MARKERS:]
         if new_run:
-            self.log.extend(self.link.new_run(text))
+            self.log.extend(self._reader(node).new_run(text))
         self.touch()
+
+    def _reader(self, node: int) -> NodeFeed:
+        """Node 0's log goes to the link itself; other nodes' to a link that knows nodes."""
+        if node and isinstance(self.link, NodeLinks):
+            return self.link.node(node)
+        return self.link
 
     def set_connection(self, state: ConnectionState, detail: str = "") -> None:
         self.connection = state

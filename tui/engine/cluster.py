@@ -337,7 +337,7 @@ def node_note(
         return "has not reached the rendezvous (distributed init) yet"
     rank = slowest(snapshot)
     if summary.behind_since is not None and rank is not None:
-        return f"behind: {rank.tag} still in {rank.stage.label}"
+        return f"{rank.tag} still in {rank.stage.label}"
     waiting = _waiting_for(summary.node, snapshots, offsets, ready_at)
     if waiting:
         return "waiting for " + ", ".join(f"node {k}" for k in waiting)

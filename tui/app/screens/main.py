@@ -67,7 +67,7 @@ class MainScreen(Screen[None]):
     def show(self, view: MonitorView) -> None:
         """Apply one view to every widget (the caller batches the repaint)."""
         self.query_one(StatusHeader).show(view)
-        self.query_one(RankGrid).show(rank_cards(view))
+        self.query_one(RankGrid).show(rank_cards(view), view.snapshot.nodes, view.now)
         self.query_one(FailurePanel).show(view.snapshot.failure)
 
     def focused_rank(self) -> str | None:

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from tui.app import format as fmt
 from tui.app.logbook import printable
 from tui.app.model import ConnectionState, MonitorView
+from tui.app.node_rows import traffic_note
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
 from tui.engine.snapshot import ServerInfo
 from tui.engine.stages import Verdict
@@ -32,6 +33,8 @@ def identity_line(view: MonitorView) -> Content:
     for text in (view.target.profile, view.target.host, _engine(server)):
         if text:
             parts.extend([" · ", text])
+    if traffic_note(view.snapshot):
+        parts.extend([" · ", (traffic_note(view.snapshot), "$text-muted")])
     if server.model:
         parts.extend([" · ", (server.served_model_name or server.model, "bold")])
     if server.drafter:

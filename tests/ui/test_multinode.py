@@ -1,0 +1,161 @@
+"""The monitor of a multi-node server: 16 and 32 ranks, grouped by node, one verdict.
+
+The logs are the simulator's own start-ups (``tests.engine.multinode_logs``), fed through the
+app's real ingest queue, state and merged engine on a frozen clock, so the screens show exactly
+what a user would see at that moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from tests.engine.multinode_logs import end_of, node_log
+from tests.ui.fakes import FakeClock
+from tui.app.app import MonitorApp
+from tui.app.cluster_link import ClusterLink
+from tui.app.cluster_source import combined
+from tui.app.messages import ChunkReceived, ConnectionChanged
+from tui.app.model import ConnectionState, HealthKind, HealthReading, Target
+from tui.app.sources import ScriptedSource
+from tui.app.widgets.rank_grid import RankGrid
+from tui.app.widgets.rank_panel import RankPanel
+from tui.engine.stages import Verdict
+
+Compare = Callable[..., bool]
+SIZES = [(160, 48), (240, 70)]
+BASE = 1000.0
+READY = HealthReading(HealthKind.OK, 200, 12.0, "/health", True)
+Logs = list[list[tuple[float, bytes]]]
+
+
+def make_monitor(nodes: int, messages: list[ChunkReceived] | None = None) -> MonitorApp:
+    clock = FakeClock(BASE)
+    hosts = [f"gpu-{chr(ord('a') + k)}" for k in range(nodes)]
+    return MonitorApp(
+        link=ClusterLink(hosts, "auto", clock),
+        source=ScriptedSource(messages or []),
+        target=Target("kimi-k25-tp16", f"{hosts[0]} +{nodes - 1}"),
+        clock=clock,
+    )
+
+
+def feed(app: MonitorApp, logs: Logs, until: float) -> None:
+    """Every node's lines up to ``until`` (simulated seconds), each received as it was written."""
+    clock = app.state.clock
+    assert isinstance(clock, FakeClock)
+    steps = sorted(
+        ((at, node, data) for node, log in enumerate(logs) for at, data in log if at <= until),
+        key=lambda step: (step[0], step[1]),
+    )
+    for at, node, data in steps:
+        clock.now = BASE + at
+        app.ingest.push(data, node)
+        app.ingest.drain()
+    clock.now = BASE + until
+
+
+def at_moment(
+    app: MonitorApp, logs: Logs, until: float, health: HealthReading | None = None
+) -> Callable[[Pilot[int]], Awaitable[None]]:
+    async def run_before(pilot: Pilot[int]) -> None:
+        await pilot.pause()
+        app.state.set_connection(ConnectionState.CONNECTED, "2 hosts")
+        feed(app, logs, until)
+        if health is not None:
+            app.state.set_health(health)
+        for _ in range(2):
+            app.state.touch()
+            app.flush()
+            await pilot.pause(0.1)
+
+    return run_before
+
+
+def lagging_logs() -> tuple[Logs, float]:
+    logs = [node_log(16, 2, k, scenario="node-lag") for k in range(2)]
+    begin = next(at for at, data in logs[0] if b"Init parallel begin" in data)
+    return logs, begin + 30
+
+
+def hung_logs() -> tuple[Logs, float]:
+    logs = [node_log(32, 4, k, scenario="node-hang", fail_rank=3) for k in range(4)]
+    return logs, end_of(logs) + 120
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_sixteen_ranks_node_one_late_to_the_rendezvous(
+    snap_compare: Compare, size: tuple[int, int]
+) -> None:
+    app = make_monitor(2)
+    logs, moment = lagging_logs()
+    assert snap_compare(app, terminal_size=size, run_before=at_moment(app, logs, moment))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_thirty_two_ranks_one_hung_on_node_three(
+    snap_compare: Compare, size: tuple[int, int]
+) -> None:
+    app = make_monitor(4)
+    logs, moment = hung_logs()
+    assert snap_compare(app, terminal_size=size, run_before=at_moment(app, logs, moment))
+
+
+def test_thirty_two_ranks_ready(snap_compare: Compare) -> None:
+    app = make_monitor(4)
+    logs = [node_log(32, 4, k) for k in range(4)]
+    run_before = at_moment(app, logs, end_of(logs) + 5, READY)
+    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+async def test_node_tagged_chunks_reach_their_node_through_the_app() -> None:
+    logs = [node_log(16, 2, k) for k in range(2)]
+    messages = [ChunkReceived(data, node) for node, log in enumerate(logs) for _, data in log]
+    app = make_monitor(2, messages)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        app.ingest.drain()
+        app.state.set_health(READY)
+        app.state.set_connection(ConnectionState.CONNECTED)
+        app.flush()
+        await pilot.pause()
+        view = app.last_view
+        assert view is not None
+        assert view.verdict is Verdict.READY
+        assert [n.ready for n in view.snapshot.nodes] == [True, True]
+        panels = app.screen.query_one(RankGrid).panels()
+        assert len(panels) == 16
+        assert {panel.tag for panel in panels} == {f"TP{k}" for k in range(16)}
+        titles = [str(title.visual) for title in app.screen.query(".node-title").results(Static)]
+        assert titles[0].startswith("node 0 · gpu-a · 8 ranks")
+        assert "ready: dummy /health" in titles[1]
+        assert isinstance(app.screen.query(RankPanel).first(), RankPanel)
+
+
+async def test_only_node_one_ready_is_not_ready() -> None:
+    logs = [node_log(16, 2, k) for k in range(2)]
+    app = make_monitor(2)
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed(app, [logs[0], logs[1][:-1]], end_of(logs))
+        app.state.set_health(READY)
+        app.state.set_connection(ConnectionState.CONNECTED)
+        app.flush()
+        await pilot.pause()
+        view = app.last_view
+        assert view is not None
+        assert view.verdict is Verdict.STARTING
+        assert [n.ready for n in view.snapshot.nodes] == [True, False]
+
+
+def test_the_worst_host_is_the_connection_shown() -> None:
+    hosts = ["gpu-a", "gpu-b"]
+    up = ConnectionChanged(ConnectionState.CONNECTED)
+    lost = ConnectionChanged(ConnectionState.LOST, "reset by peer")
+    shown = combined({0: up, 1: lost}, hosts)
+    assert (shown.state, shown.detail) == (ConnectionState.LOST, "node 1 (gpu-b): reset by peer")
+    waiting = combined({0: up}, hosts)
+    assert (waiting.state, waiting.detail) == (ConnectionState.CONNECTING, "node 1 (gpu-b)")
+    assert combined({0: up, 1: up}, hosts).state is ConnectionState.CONNECTED

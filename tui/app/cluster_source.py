@@ -1,0 +1,79 @@
+"""Every node's log at once: one tail per node through its host's session, node-tagged.
+
+Each node's chunks, markers and end reach the app with their ``node``; the connection shown in
+the header is the worst of the hosts' (a host that is down matters more than those that are
+up), naming the node it is about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from textual.message import Message
+
+from tui.app.messages import ChunkReceived, ConnectionChanged, StreamEnded, StreamMarked
+from tui.app.model import ConnectionState
+from tui.app.session_source import SessionSource
+from tui.app.sources import Post
+from tui.io.session import HostSession
+
+_WORST_FIRST = (
+    ConnectionState.REFUSED,
+    ConnectionState.LOST,
+    ConnectionState.CLOSED,
+    ConnectionState.RECONNECTING,
+    ConnectionState.CONNECTING,
+    ConnectionState.CONNECTED,
+)
+
+
+def combined(states: dict[int, ConnectionChanged], hosts: Sequence[str]) -> ConnectionChanged:
+    """The header's connection for several hosts: the worst one, naming its node."""
+    if not states:
+        return ConnectionChanged(ConnectionState.CONNECTING)
+    node, worst = min(states.items(), key=lambda item: _WORST_FIRST.index(item[1].state))
+    if worst.state is ConnectionState.CONNECTED and len(states) == len(hosts):
+        return ConnectionChanged(ConnectionState.CONNECTED, f"{len(hosts)} hosts")
+    if worst.state is ConnectionState.CONNECTED:
+        missing = next(k for k in range(len(hosts)) if k not in states)
+        return ConnectionChanged(ConnectionState.CONNECTING, f"node {missing} ({hosts[missing]})")
+    detail = f"node {node} ({hosts[node]})" + (f": {worst.detail}" if worst.detail else "")
+    return ConnectionChanged(worst.state, detail)
+
+
+class ClusterSource:
+    """Tails ``paths[k]`` through ``sessions[k]`` for every node ``k`` (node 0 first)."""
+
+    def __init__(
+        self, sessions: Sequence[HostSession], paths: Sequence[str], hosts: Sequence[str]
+    ) -> None:
+        if not len(sessions) == len(paths) == len(hosts):
+            raise ValueError("one session, one log and one host name per node")
+        self.hosts = tuple(hosts)
+        self._sources = [SessionSource(s, p) for s, p in zip(sessions, paths, strict=True)]
+        self._sessions = list(dict.fromkeys(sessions))
+        self._states: dict[int, ConnectionChanged] = {}
+
+    async def run(self, post: Post) -> None:
+        self._states = {}
+        await asyncio.gather(
+            *(source.run(self._poster(node, post)) for node, source in enumerate(self._sources))
+        )
+
+    def _poster(self, node: int, post: Post) -> Post:
+        def tagged(message: Message) -> object:
+            if isinstance(message, ConnectionChanged):
+                self._states[node] = message
+                return post(combined(self._states, self.hosts))
+            if isinstance(message, ChunkReceived | StreamMarked | StreamEnded):
+                message.node = node
+            return post(message)
+
+        return tagged
+
+    async def reconnect(self) -> None:
+        """Drop every host's link; each session's supervisor connects again."""
+        for session in self._sessions:
+            if session.connected:
+                session.link_failed(await session.transport())
