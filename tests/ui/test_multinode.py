@@ -7,7 +7,9 @@ what a user would see at that moment.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
@@ -16,6 +18,8 @@ from textual.widgets import Static
 from tests.engine.multinode_logs import end_of, node_log
 from tests.ui.fakes import FakeClock
 from tui.app.app import MonitorApp
+from tui.app.build import WatchSettings
+from tui.app.cluster_build import build_cluster_app
 from tui.app.cluster_link import ClusterLink
 from tui.app.cluster_source import combined
 from tui.app.messages import ChunkReceived, ConnectionChanged
@@ -23,7 +27,11 @@ from tui.app.model import ConnectionState, HealthKind, HealthReading, Target
 from tui.app.sources import ScriptedSource
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankPanel
-from tui.engine.stages import Verdict
+from tui.commands.watch import watch_plan
+from tui.commands.watch_cluster import cluster_nodes
+from tui.config import load_config
+from tui.engine.stages import Outcome, Verdict
+from tui.io.session import HostSession, LocalConnector
 
 Compare = Callable[..., bool]
 SIZES = [(160, 48), (240, 70)]
@@ -159,3 +167,44 @@ def test_the_worst_host_is_the_connection_shown() -> None:
     waiting = combined({0: up}, hosts)
     assert (waiting.state, waiting.detail) == (ConnectionState.CONNECTING, "node 1 (gpu-b)")
     assert combined({0: up, 1: up}, hosts).state is ConnectionState.CONNECTED
+
+
+def _watch_args(config: Path) -> argparse.Namespace:
+    return argparse.Namespace(
+        profile="big", config=config, host=None, local=False, log=None, port=None,
+        engine=None, theme=None,
+    )  # fmt: skip
+
+
+def test_a_multi_host_profile_is_watched_node_by_node(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[profiles.big]\nhosts = ["gpu-a", "gpu-b"]\nlog = "/l/n{node_rank}.log"\n')
+    plan = watch_plan(_watch_args(path), load_config(path))
+    assert cluster_nodes(plan) == [("gpu-a", "/l/n0.log"), ("gpu-b", "/l/n1.log")]
+    single = watch_plan(_watch_args(path), load_config(path))
+    single.log = "/elsewhere.log"
+    assert cluster_nodes(single) == []
+
+
+async def test_every_node_is_followed_through_its_own_session(tmp_path: Path) -> None:
+    logs = [node_log(16, 2, k) for k in range(2)]
+    paths = [tmp_path / f"node{k}.log" for k in range(2)]
+    for path, log in zip(paths, logs, strict=True):
+        path.write_bytes(b"".join(data for _, data in log))
+    sessions = [HostSession(LocalConnector()) for _ in paths]
+    settings = WatchSettings(target=Target("big", "gpu-a"), log_path=str(paths[0]))
+    app = build_cluster_app(sessions, ["gpu-a", "gpu-b"], [str(p) for p in paths], settings)
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(300):
+                nodes = app.state.link.snapshot.nodes
+                if nodes and all(node.ready for node in nodes):
+                    break
+                await pilot.pause(0.05)
+            snapshot = app.state.link.snapshot
+            assert [node.ready for node in snapshot.nodes] == [True, True]
+            assert snapshot.outcome is Outcome.READY
+            assert app.state.connection is ConnectionState.CONNECTED
+    finally:
+        for session in sessions:
+            await session.close()

@@ -1,6 +1,7 @@
 """``bringup watch [PROFILE]``: the monitor for one server, over SSH or on this machine.
 
-``bringup watch PROFILE`` watches the profile's first host; ``--host H --log PATH [--port P]``
+``bringup watch PROFILE`` watches the profile's host (every host, as one server, when the
+profile lists several: docs/multinode.md); ``--host H --log PATH [--port P]``
 needs no configuration; ``--local --log PATH`` watches a log on this machine. Exit status: 0 on
 quit, 2 for an invalid configuration or command line.
 """
@@ -15,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.commands.watch_cluster import cluster_nodes, watch_cluster
 from tui.config import Config, ConfigError, Profile, load_config
 from tui.config.model import DEFAULT_PORTS
 from tui.engine.sanitize import sanitize_line
@@ -89,7 +91,6 @@ async def _watch(plan: WatchPlan) -> int:
     from tui.app.themes import DEFAULT_THEME
 
     profile = plan.profile
-    session = _session(plan)
     settings = WatchSettings(
         target=Target("" if profile.name == "default" else profile.name, plan.host or "local"),
         log_path=plan.log,
@@ -101,6 +102,10 @@ async def _watch(plan: WatchPlan) -> int:
         expected_seconds=profile.expected_startup,
         stall=StallPolicy(factor=profile.stall.factor, floor=profile.stall.floor),
     )
+    nodes = cluster_nodes(plan)
+    if nodes:
+        return await watch_cluster(plan, settings, nodes, _launcher(profile), _session)
+    session = _session(plan)
     app = build_app(session, settings, launcher=_launcher(profile))
     try:
         return await run_app(app)
