@@ -85,6 +85,7 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
 
 
 async def _watch(plan: WatchPlan) -> int:
+    from tui.app.bench_worker import BenchOptions
     from tui.app.build import WatchSettings, build_app
     from tui.app.model import Target
     from tui.app.runner import run_app
@@ -101,6 +102,13 @@ async def _watch(plan: WatchPlan) -> int:
         notify=plan.config.notify,
         expected_seconds=profile.expected_startup,
         stall=StallPolicy(factor=profile.stall.factor, floor=profile.stall.floor),
+        bench=BenchOptions(
+            profile.bench,
+            None if profile.name == "default" else profile.name,
+            plan.config.data_dir,
+            profile.launch.venv,
+            profile.launch.conda_env,
+        ),
     )
     nodes = cluster_nodes(plan)
     if nodes:

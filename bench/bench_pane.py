@@ -1,0 +1,113 @@
+"""What the benchmark pane and the comparison view cost the app.
+
+Three figures, each printed per second of CPU time of this process:
+
+- progress: ``BenchProgressed`` messages handled by a headless app (every measured request
+  posts one; messages for the same level replace each other while queued), with the pane
+  redrawn for each one handled;
+- summaries: official ``Serving Benchmark Result`` tables parsed;
+- comparisons: comparison tables of eight runs with five levels built and laid out as text.
+
+Usage::
+
+    python bench/bench_pane.py [--messages 5000] [--tables 2000] [--comparisons 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.ui.fakes import FakeLink  # noqa: E402
+from tui.app.app import MonitorApp  # noqa: E402
+from tui.app.bench_worker import BenchLevelFinished, BenchProgressed, BenchStarted  # noqa: E402
+from tui.app.model import Target  # noqa: E402
+from tui.app.screens.compare import compare_table  # noqa: E402
+from tui.app.sources import ScriptedSource  # noqa: E402
+from tui.engine.compare import RunColumn, compare_rows  # noqa: E402
+from tui.engine.official_bench import parse_summary  # noqa: E402
+
+LEVELS = (1, 2, 4, 8, 16)
+SUMMARY = "\n".join(
+    [f"{' Serving Benchmark Result ':=^50}"]
+    + [f"{label:<40} {value:<10}" for label, value in (
+        ("Backend:", "sglang"), ("Successful requests:", "64"),
+        ("Benchmark duration (s):", "21.50"), ("Total generated tokens:", "16384"),
+        ("Request throughput (req/s):", "2.98"), ("Output token throughput (tok/s):", "762.05"),
+        ("Accept length:", "2.48"),
+    )]
+    + [f"{'Time to First Token':-^50}"]
+    + [f"{stat} TTFT (ms):{'':<26} {100 + i:<10.2f}" for i, stat in enumerate(
+        ("Mean", "Median", "P90", "P95", "P99"))]
+    + ["=" * 50]
+)  # fmt: skip
+
+
+def _fields(level: int) -> dict[str, object]:
+    return {
+        "max_concurrency": level, "completed": 64, "failed": 0, "output_throughput": 60.0 * level,
+        "median_ttft_ms": 150.0, "accept_length": 2.5, "server_accept_length": 2.48,
+        "server_accept_basis": "differenced", "log_accept_length": 2.51,
+        "log_accept_samples": 40, "total_output_tokens": 16384, "client_output_tokens": 16384,
+    }  # fmt: skip
+
+
+async def progress(messages: int) -> tuple[int, float]:
+    """Messages posted and CPU seconds until the last one was shown."""
+    app = MonitorApp(link=FakeLink(), source=ScriptedSource([]), target=Target("bench"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.post_message(BenchStarted("bench", LEVELS, messages))
+        await pilot.pause()
+        started = time.process_time()
+        for done in range(1, messages + 1):
+            app.post_message(BenchProgressed(LEVELS[0], done, 0))
+            if done % 50 == 0:
+                await asyncio.sleep(0)
+        app.post_message(BenchLevelFinished(LEVELS[0], _fields(LEVELS[0])))
+        while app.bench.state.levels[0].fields is None:
+            await pilot.pause(0.001)
+        return messages, time.process_time() - started
+
+
+def summaries(count: int) -> float:
+    started = time.process_time()
+    for _ in range(count):
+        parse_summary(SUMMARY)
+    return time.process_time() - started
+
+
+def comparisons(count: int) -> float:
+    columns = [
+        RunColumn(n, f"#{n} 03-01 10:{n:02d}", float(n), 600.0 - n,
+                  {level: _fields(level) for level in LEVELS}, "sglang model TP8")
+        for n in range(8)
+    ]  # fmt: skip
+    started = time.process_time()
+    for _ in range(count):
+        compare_table(columns, compare_rows(columns, 0), 0, 7)
+    return time.process_time() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=5000)
+    parser.add_argument("--tables", type=int, default=2000)
+    parser.add_argument("--comparisons", type=int, default=500)
+    args = parser.parse_args()
+    posted, seconds = asyncio.run(progress(args.messages))
+    print(f"progress messages: {posted} posted, {posted / seconds:,.0f} per CPU second")
+    seconds = summaries(args.tables)
+    print(f"official summaries: {args.tables / seconds:,.0f} parsed per CPU second")
+    seconds = comparisons(args.comparisons)
+    print(f"comparison tables (8 runs x {len(LEVELS)} levels): "
+          f"{args.comparisons / seconds:,.0f} per CPU second")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

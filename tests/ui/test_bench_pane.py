@@ -1,0 +1,303 @@
+"""The benchmark pane in the real app against the simulated server on uvicorn.
+
+The app tails the simulator's log and polls its health through a local host session, exactly as
+``bringup watch --local`` does; when its own verdict becomes READY the pane fires (or asks, or
+waits for ``b``), and the requests go through the session's port forward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from tests.sim.conftest import Sim, free_port
+from tests.ui.fakes import FakeLink
+from tui.app.app import MonitorApp
+from tui.app.bench_state import BenchPhase
+from tui.app.bench_worker import BenchOptions, BenchSetup
+from tui.app.engine_link import EngineAdapter
+from tui.app.health_source import HealthSource
+from tui.app.model import Target
+from tui.app.session_source import SessionSource
+from tui.app.sources import ScriptedSource
+from tui.app.widgets.bench_pane import BenchAskScreen, BenchPane
+from tui.config import BenchConfig
+from tui.engine.stages import Verdict
+from tui.io.session import HostSession, LocalConnector
+from tui.io.store import RunStore
+
+SIM_FLAGS = [
+    "--model-path", "Qwen/Qwen3-8B", "--time-scale", "0.002", "--decode-tok-s", "800",
+    "--ttft-ms", "20", "--accept-len", "2.5", "--speculative-algorithm", "EAGLE3",
+    "--speculative-draft-model-path", "lmsys/EAGLE3-draft", "--enable-metrics",
+]  # fmt: skip
+OUTPUT = 100
+WAIT_STEPS = 1500
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
+    server = Sim(tmp_path_factory.mktemp("bench-sim"), SIM_FLAGS)
+    try:
+        server.wait_for("The server is fired up and ready to roll!")
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[HostSession]:
+    host = HostSession(LocalConnector())
+    await host.start()
+    yield host
+    await host.close()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("BRINGUP_DATA_DIR", raising=False)
+    return tmp_path / "data"
+
+
+def _app(
+    sim: Sim, session: HostSession, data_dir: Path, mode: str = "auto", output_len: int = OUTPUT
+) -> MonitorApp:
+    config = BenchConfig(mode=mode, num_prompts=3, input_len=16, output_len=output_len,
+                         concurrency=(1, 2))  # fmt: skip
+    options = BenchOptions(config, profile="bench-test", data_dir=data_dir)
+    app = MonitorApp(
+        link=EngineAdapter("sglang"),
+        source=SessionSource(session, str(sim.log)),
+        target=Target("bench-test", "local"),
+        health=HealthSource(session, sim.port, "sglang", interval=0.2),
+        bench=BenchSetup(session, sim.port, "sglang", options, host="local"),
+    )
+    app.bench.settle = 0.3
+    return app
+
+
+async def _until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
+    for _ in range(WAIT_STEPS):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+def _text(app: MonitorApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def _ready(app: MonitorApp) -> bool:
+    return app.last_view is not None and app.last_view.verdict is Verdict.READY
+
+
+async def test_ready_fires_the_pane_then_b_runs_it_again(
+    sim: Sim, session: HostSession, data_dir: Path
+) -> None:
+    app = _app(sim, session, data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.runs == 1, "the benchmark fired by itself")
+        assert _ready(app)
+        pane = app.screen.query_one(BenchPane)
+        assert pane.has_class("-shown")
+        await _until(pilot, lambda: "c=1" in _text(app, "#bench-progress"), "progress shown")
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        table = _text(app, "#bench-table")
+        assert "accept: client · server · log" in table
+        assert "3/0" in table
+        assert str(3 * OUTPUT) in table
+        first, second = app.bench.state.results
+        assert first["completed"] == 3
+        assert first["total_output_tokens"] == first["client_output_tokens"] == 3 * OUTPUT
+        assert first["accept_length"] == pytest.approx(2.5, rel=0.05)
+        assert first["server_accept_basis"] == "differenced"
+        assert first["server_accept_length"] == pytest.approx(2.5, rel=0.1)
+        assert first["log_accept_samples"] > 0
+        assert first["log_accept_length"] == pytest.approx(2.5, rel=0.25)
+        assert second["max_concurrency"] == 2
+        assert "saved with run #" in _text(app, "#bench-hint")
+
+        await pilot.press("b")
+        await _until(pilot, lambda: app.bench.state.runs == 2, "b started a second benchmark")
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "second results")
+        assert "Benchmark #2" in _text(app, "#bench-title")
+
+    with RunStore.open_default(configured=data_dir) as store:
+        (run,) = store.runs()
+        benches = store.bench_results(run_id=run.id)
+    assert run.record.fingerprint.model == "Qwen/Qwen3-8B"
+    assert run.record.fingerprint.drafter == "lmsys/EAGLE3-draft"
+    assert run.record.total_seconds is not None
+    assert sorted(b.concurrency for b in benches) == [1, 1, 2, 2]
+    assert {b.profile for b in benches} == {"bench-test"}
+
+
+async def test_failed_requests_are_counted_and_shown(
+    sim: Sim, session: HostSession, data_dir: Path
+) -> None:
+    app = _app(sim, session, data_dir, output_len=10_000_000)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        assert [lv.failed for lv in app.bench.state.levels] == [3, 3]
+        progress = _text(app, "#bench-progress")
+        assert "3 failed" in progress
+        assert "0/3" in _text(app, "#bench-table")
+        errors = _text(app, "#bench-errors")
+        assert "6 request(s) failed" in errors
+        assert "HTTP 400" in errors
+        assert "max_new_tokens" in errors
+
+
+async def test_mode_off_waits_for_b(sim: Sim, session: HostSession, data_dir: Path) -> None:
+    app = _app(sim, session, data_dir, mode="off")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: "mode is off" in _text(app, "#bench-hint"), "off noted")
+        for _ in range(5):
+            await pilot.pause(0.05)
+        assert app.bench.state.runs == 0
+        assert _ready(app)
+        await pilot.press("b")
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "b ran it")
+        assert app.bench.state.runs == 1
+
+
+async def test_ask_mode_asks_first(sim: Sim, session: HostSession, data_dir: Path) -> None:
+    app = _app(sim, session, data_dir, mode="ask")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, BenchAskScreen), "the question")
+        assert app.bench.state.runs == 0
+        assert app.bench.state.phase is BenchPhase.ASKING
+        await pilot.press("n")
+        await _until(pilot, lambda: not isinstance(app.screen, BenchAskScreen), "answered")
+        assert app.bench.state.runs == 0
+        assert "not benchmarked" in _text(app, "#bench-hint")
+        await pilot.press("b")
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "b ran it")
+
+
+class HostileServer:
+    """A server whose answers carry markup and terminal escapes: a stream that ends in an
+    error object, then a plain 500."""
+
+    ERROR = "[bold red]boom[/] \x1b]0;pwned\x07 [@click=app.quit]quit[/]"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def app(self) -> Starlette:
+        async def server_info(_: Request) -> Response:
+            return JSONResponse({"internal_states": [{"avg_spec_accept_length": "[red]"}]})
+
+        async def generate(_: Request) -> Response:
+            self.calls += 1
+            if self.calls % 2:
+                return Response("[/models/llama] \x1b[31mred\x1b[0m", status_code=500)
+            first = {"text": "a", "meta_info": {"completion_tokens": 1}}
+            body = f"data: {json.dumps(first)}\n\ndata: {json.dumps({'error': self.ERROR})}\n\n"
+            return Response(body, media_type="text/event-stream")
+
+        return Starlette(routes=[Route("/server_info", server_info),
+                                 Route("/generate", generate, methods=["POST"])])  # fmt: skip
+
+
+@pytest.fixture
+async def hostile_port() -> AsyncIterator[int]:
+    port = free_port()
+    config = uvicorn.Config(HostileServer().app(), host="127.0.0.1", port=port, log_level="error")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    for _ in range(500):
+        if server.started:
+            break
+        await asyncio.sleep(0.02)
+    yield port
+    server.should_exit = True
+    await task
+
+
+def _ready_app(session: HostSession, port: int, options: BenchOptions) -> MonitorApp:
+    app = MonitorApp(
+        link=FakeLink(verdict_value=Verdict.READY),
+        source=ScriptedSource([b"ready\n"]),
+        target=Target("bench-test", "local"),
+        bench=BenchSetup(session, port, "sglang", options, host="local"),
+    )
+    app.bench.settle = 0.0
+    return app
+
+
+async def test_hostile_answers_are_shown_literally(
+    hostile_port: int, session: HostSession, data_dir: Path
+) -> None:
+    config = BenchConfig(num_prompts=4, input_len=8, output_len=8, warmup_requests=0)
+    app = _ready_app(session, hostile_port, BenchOptions(config, data_dir=data_dir))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        errors = _text(app, "#bench-errors")
+        assert "4 request(s) failed" in errors
+        assert "[/models/llama]" in errors
+        assert "[@click=app.quit]quit[/]" in errors
+        assert "\x1b" not in errors
+        assert "\x07" not in errors
+        assert app.is_running
+
+
+SUMMARY_ROWS = [
+    ("Backend:", "sglang"), ("Successful requests:", "$done"), ("Benchmark duration (s):", "2.50"),
+    ("Total generated tokens:", "512"), ("Request throughput (req/s):", "1.60"),
+    ("Output token throughput (tok/s):", "$toks"), ("Accept length:", "2.41"),
+]  # fmt: skip
+
+
+def _stand_in_tool(venv: Path) -> None:
+    """``python3`` in a virtual environment that prints a summary table the way
+    ``sglang.bench_serving`` does, with one failed request and its concurrency in the figures."""
+    rows = "\n".join(f"{label:<40} {value:<10}" for label, value in SUMMARY_ROWS)
+    (venv / "bin").mkdir(parents=True)
+    tool = venv / "bin" / "python3"
+    tool.write_text(
+        "#!/bin/sh\n"
+        'while [ $# -gt 0 ]; do [ "$1" = --max-concurrency ] && c=$2; shift; done\n'
+        "done=$((4 - 1)); toks=$((c * 100)).00\n"
+        "printf '\\033]0;title\\007Waiting for the server...\\n'\n"
+        f"echo '{'=' * 12} Serving Benchmark Result {'=' * 12}'\n"
+        f'cat <<EOF\n{rows}\nEOF\n'
+        f"echo '{'=' * 50}'\n"
+    )
+    tool.chmod(0o755)
+
+
+async def test_official_mode_runs_the_engines_tool_on_the_host(
+    tmp_path: Path, session: HostSession, data_dir: Path
+) -> None:
+    venv = tmp_path / "venv"
+    _stand_in_tool(venv)
+    config = BenchConfig(num_prompts=4, concurrency=(1, 4), official=True)
+    options = BenchOptions(config, profile="bench-test", data_dir=data_dir, venv=str(venv))
+    app = _ready_app(session, 30000, options)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        assert "official sglang.bench_serving" in _text(app, "#bench-title")
+        first, second = app.bench.state.results
+        assert (first["completed"], first["failed"]) == (3, 1)
+        assert (first["output_throughput"], second["output_throughput"]) == (100.0, 400.0)
+        assert first["server_accept_basis"] == "lifetime"
+        table = _text(app, "#bench-table")
+        assert "3/1" in table
+        assert "2.41 (lifetime)" in table
+    with RunStore.open_default(configured=data_dir) as store:
+        stored = store.bench_results(profile="bench-test")
+    assert {b.endpoint for b in stored} == {"official"}
+    assert sorted(b.concurrency for b in stored) == [1, 4]
