@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,6 +39,34 @@ Progressed = Callable[[int, int, int], None]
 """Called with (concurrency, requests done, requests failed) after every measured request."""
 LevelDone = Callable[[int, dict[str, Any]], Awaitable[None]]
 """Awaited with (concurrency, result fields) when a level ends."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    """The profile's side of the benchmark: its ``[bench]`` table and where results go."""
+
+    config: BenchConfig = field(default_factory=BenchConfig)
+    profile: str | None = None
+    data_dir: Path | None = None
+    venv: str | None = None
+    conda_env: str | None = None
+
+
+DEMO_BENCH = BenchOptions(
+    BenchConfig(num_prompts=4, input_len=64, output_len=64, concurrency=(1, 4))
+)
+"""The demo's workload: two levels that finish in seconds against the simulated server."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchSetup:
+    """Where the server is: the host session (port forward, commands) and the port on the host."""
+
+    session: HostSession
+    port: int
+    engine: str = "auto"
+    options: BenchOptions = field(default_factory=BenchOptions)
+    host: str | None = None
 
 
 class PaneClient(BenchClient):

@@ -15,18 +15,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.message import Message
 
+from tui.app.bench_messages import (
+    BenchEvent,
+    BenchFailed,
+    BenchFinished,
+    BenchLevelFinished,
+    BenchProgressed,
+    BenchStarted,
+)
 from tui.app.bench_runs import (
+    DEMO_BENCH,
     SETTLE_SECONDS,
+    BenchOptions,
+    BenchSetup,
     OfficialRunFailed,
     OfficialSetup,
     PaneClient,
@@ -44,9 +53,15 @@ from tui.data.prompts import PromptFileError
 from tui.engine.snapshot import DecodeSummary, Snapshot
 from tui.engine.stages import Verdict
 from tui.io.bench_client import clean, detect_endpoint
-from tui.io.session import HostSession, SessionClosed
+from tui.io.session import SessionClosed
 from tui.io.store import StoreError
 from tui.io.transport import TransportError
+
+__all__ = [
+    "BENCH_ACTIONS", "BENCH_BINDINGS", "DEMO_BENCH", "BenchControl", "BenchEvent",
+    "BenchFailed", "BenchFinished", "BenchLevelFinished", "BenchOptions", "BenchProgressed",
+    "BenchSetup", "BenchStarted",
+]  # fmt: skip
 
 BENCH_ACTIONS = frozenset({"bench", "compare"})
 BENCH_BINDINGS: list[BindingType] = [
@@ -59,86 +74,6 @@ FAILURES = (
     PromptFileError, OfficialRunFailed, StoreError,
 )  # fmt: skip
 """What a benchmark can fail with; each ends it with a message instead of stopping the app."""
-
-
-@dataclass(frozen=True, slots=True)
-class BenchOptions:
-    """The profile's side of the benchmark: its ``[bench]`` table and where results go."""
-
-    config: BenchConfig = field(default_factory=BenchConfig)
-    profile: str | None = None
-    data_dir: Path | None = None
-    venv: str | None = None
-    conda_env: str | None = None
-
-
-DEMO_BENCH = BenchOptions(
-    BenchConfig(num_prompts=4, input_len=64, output_len=64, concurrency=(1, 4))
-)
-"""The demo's workload: two levels that finish in seconds against the simulated server."""
-
-
-@dataclass(frozen=True, slots=True)
-class BenchSetup:
-    """Where the server is: the host session (port forward, commands) and the port on the host."""
-
-    session: HostSession
-    port: int
-    engine: str = "auto"
-    options: BenchOptions = field(default_factory=BenchOptions)
-    host: str | None = None
-
-
-class BenchEvent(Message):
-    """Something happened to the running benchmark (the app hands these to the control)."""
-
-
-class BenchStarted(BenchEvent):
-    """A benchmark started: its title, levels and requests per level (None when unknown)."""
-
-    def __init__(self, title: str, levels: tuple[int, ...], per_level: int | None) -> None:
-        super().__init__()
-        self.title = title
-        self.levels = levels
-        self.per_level = per_level
-
-
-class BenchProgressed(BenchEvent):
-    """A measured request finished; only the latest count of a level matters."""
-
-    def __init__(self, concurrency: int, done: int, failed: int) -> None:
-        super().__init__()
-        self.concurrency = concurrency
-        self.done = done
-        self.failed = failed
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, BenchProgressed) and message.concurrency == self.concurrency
-
-
-class BenchLevelFinished(BenchEvent):
-    """A concurrency level ended with these result fields."""
-
-    def __init__(self, concurrency: int, fields: Mapping[str, Any]) -> None:
-        super().__init__()
-        self.concurrency = concurrency
-        self.fields = dict(fields)
-
-
-class BenchFinished(BenchEvent):
-    """Every level ended; ``note`` says where the results were kept (or why they were not)."""
-
-    def __init__(self, note: str) -> None:
-        super().__init__()
-        self.note = note
-
-
-class BenchFailed(BenchEvent):
-    """The benchmark could not go on; finished levels were kept."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
 
 
 def _title(settings: BenchConfig, endpoint: str) -> str:
