@@ -24,6 +24,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("restart", "stop the profile's newest run, then launch it again"),
     ("sim", "run a simulated SGLang/vLLM server"),
     ("watch", "watch a server start: every rank, the verdict, health and failures"),
+    ("demo", "the monitor against a simulated GPU host (no setup needed)"),
     ("wait", "wait without a screen until a server is ready (0), failed (1), timed out (2)"),
 )
 

@@ -1,0 +1,64 @@
+"""``bringup demo``: the monitor against a simulated GPU host, with nothing to set up.
+
+An SSH server with throwaway keys starts on 127.0.0.1, a simulated TP8 server with an EAGLE-3
+drafter is launched through it, and the monitor tails its log and polls its health over that
+connection. ``--scenario`` picks a failure to watch; ``--engine vllm`` a vLLM start. Quitting
+stops the simulated server and the SSH server and removes every temporary file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.app.demo import DemoOptions
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from tui.sim.config import SCENARIOS
+
+    parser = sub.add_parser(
+        "demo",
+        help="the monitor against a simulated GPU host (no setup needed)",
+        description="Watch a simulated TP8 speculative server start, reached over SSH.",
+    )
+    parser.add_argument("--scenario", choices=SCENARIOS, default="ok", help="what happens")
+    parser.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
+    parser.add_argument(
+        "--time-scale", type=float, default=0.05, metavar="F",
+        help="fraction of real start-up time the simulation takes (default 0.05)",
+    )  # fmt: skip
+    parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tui.app.demo import DemoOptions
+
+    options = DemoOptions(args.engine, args.scenario, args.time_scale)
+    return asyncio.run(_demo(options, args.theme))
+
+
+async def _demo(options: DemoOptions, theme: str | None) -> int:
+    from tui.app.bench_worker import DEMO_BENCH
+    from tui.app.build import WatchSettings, build_app
+    from tui.app.demo import DemoHost
+    from tui.app.model import Target
+    from tui.app.runner import run_app
+    from tui.app.themes import DEFAULT_THEME
+
+    async with DemoHost(options) as demo:
+        if demo.session is None:
+            return 1
+        settings = WatchSettings(
+            target=Target(f"demo {options.scenario}", demo.label),
+            log_path=str(demo.log_path),
+            port=demo.port,
+            engine=options.engine,
+            theme=theme or DEFAULT_THEME,
+            expected_seconds=600.0 * options.time_scale,
+            bench=DEMO_BENCH,
+        )
+        return await run_app(build_app(demo.session, settings))
