@@ -45,12 +45,12 @@ class ClusterLink:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.cluster = ClusterEngine(hosts, engine, clock, keep_lines=True)
-        self._snapshot = self.cluster.snapshot
         self._nodes = [_Node(self, index) for index in range(self.cluster.size)]
 
     @property
     def snapshot(self) -> Snapshot:
-        return self._snapshot
+        """The merged snapshot (merged again only when asked after a feed)."""
+        return self.cluster.snapshot
 
     def node(self, index: int) -> NodeFeed:
         return self._nodes[index]
@@ -65,13 +65,12 @@ class ClusterLink:
         return self._nodes[0].new_run(reason)
 
     def take(self, update: ClusterUpdate) -> list[Line]:
-        self._snapshot = update.snapshot
         return [(line.rank, line.text, line.problem) for line in update.lines]
 
     def verdict(
         self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
     ) -> tuple[Verdict, tuple[str, ...]]:
-        return verdict_for(self._snapshot, connected, health, stalled)
+        return verdict_for(self.cluster.snapshot, connected, health, stalled)
 
 
 class _Node:

@@ -65,13 +65,18 @@ class AllNodesReady(ev.Event):
 
 @dataclass(frozen=True, slots=True)
 class ClusterUpdate:
-    """What one ``feed`` produced: the node fed, its events (then the cluster's own), the
-    merged snapshot and, with ``keep_lines``, the node's complete lines."""
+    """What one ``feed`` produced: the node fed, its events (then the cluster's own) and,
+    with ``keep_lines``, the node's complete lines. ``snapshot`` is the merged snapshot, built
+    when first asked for (a reader that repaints ten times a second merges no more often)."""
 
     node: int
     events: tuple[ev.Event, ...]
-    snapshot: Snapshot
+    cluster: ClusterEngine
     lines: tuple[LogLine, ...] = ()
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.cluster.snapshot
 
 
 class ClusterEngine:
@@ -145,7 +150,7 @@ class ClusterEngine:
         if update.snapshot.failure is not None and node not in self._failed:
             self._failed.append(node)
         found = (*update.events, *self._node_events(node))
-        return ClusterUpdate(node, found, self.snapshot, update.lines)
+        return ClusterUpdate(node, found, self, update.lines)
 
     def _order(self) -> tuple[int, ...]:
         """Nodes that failed, in the order their failures were seen."""
@@ -169,16 +174,16 @@ class ClusterEngine:
 
     def _node_events(self, node: int) -> list[ev.Event]:
         found: list[ev.Event] = []
-        snapshot = self._snapshots[node]
-        found.extend(self._joined_events())
-        ready = node_is_ready(snapshot, self._snapshots)
-        if ready and node not in self._ready:
+        if len(self._joined) < self.size:
+            found.extend(self._joined_events())
+        if node not in self._ready and node_is_ready(self._snapshots[node], self._snapshots):
             self._ready.add(node)
             found.append(NodeReady(0, None, None, node))
-        merged = self.snapshot
-        if merged.outcome is Outcome.READY and not self._all_ready:
-            self._all_ready = True
-            found.append(AllNodesReady(0, None, None, self.size, merged.startup_seconds))
+        if not self._all_ready and len(self._ready) == self.size and not self._failed:
+            merged = self.snapshot
+            if merged.outcome is Outcome.READY:
+                self._all_ready = True
+                found.append(AllNodesReady(0, None, None, self.size, merged.startup_seconds))
         return found
 
 
