@@ -22,11 +22,11 @@ from tui.engine.grammar import LineGrammar
 from tui.engine.model import StartupModel
 from tui.engine.sanitize import (
     MAX_LINE_CHARS,
-    bytes_need_cleaning,
     cap_line,
     clean_segment,
     overlay,
     split_lines,
+    suspect_chars,
 )
 from tui.engine.scan import LogLine, Scanner
 from tui.engine.snapshot import Snapshot
@@ -91,8 +91,9 @@ class LogEngine:
             self._finish_partial(now)
             head = head[first + 1 :]
         if head:
-            suspect = bytes_need_cleaning(head)
-            lines, redrawn = split_lines(head.decode("utf-8", "replace"), suspect=suspect)
+            chars = suspect_chars(head)
+            text = head.decode("utf-8", "replace")
+            lines, redrawn = split_lines(text, suspect=chars != "", chars=chars)
             lines.pop()
             self._scanner.scan(lines, redrawn, now)
         self._extend_partial(tail, now)

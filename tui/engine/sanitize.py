@@ -45,9 +45,17 @@ _C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
 
 def bytes_need_cleaning(data: bytes) -> bool:
     """False when ``data`` holds no control, DEL or C1 character (checked at C speed)."""
-    if data.translate(None, _ORDINARY_BYTES):
-        return True
-    return b"\xc2" in data and _C1_BYTES.search(data) is not None
+    return suspect_chars(data) != ""
+
+
+def suspect_chars(data: bytes) -> str | None:
+    """The characters of ``data`` that need cleaning, found at C speed: ``""`` when there are
+    none, the distinct control characters (``"\\r"`` for a tqdm bar) when only C0 controls and
+    DEL occur, and None when a C1 control may occur (then only a regex finds them)."""
+    if b"\xc2" in data and _C1_BYTES.search(data) is not None:
+        return None
+    controls = data.translate(None, _ORDINARY_BYTES)
+    return "".join(sorted(set(controls.decode("ascii")))) if controls else ""
 
 
 def clean_segment(text: str) -> str:
@@ -90,7 +98,7 @@ def sanitize_line(raw: str, limit: int = MAX_LINE_CHARS) -> str:
 
 
 def split_lines(
-    text: str, limit: int = MAX_LINE_CHARS, suspect: bool | None = None
+    text: str, limit: int = MAX_LINE_CHARS, suspect: bool | None = None, chars: str | None = None
 ) -> tuple[list[str], dict[int, list[str]]]:
     """Split decoded text on ``\\n`` into safe lines.
 
@@ -98,15 +106,16 @@ def split_lines(
     (the caller may want every intermediate tqdm state, not only the last one). The number of
     lines is always ``text.count("\\n") + 1``: sanitizing never adds or removes a line.
     ``suspect=False`` says the caller already knows that nothing needs cleaning (see
-    ``bytes_need_cleaning``).
+    ``bytes_need_cleaning``); ``chars`` names the only characters that do (see
+    ``suspect_chars``), so that their lines are found with ``str.find`` instead of a regex.
     """
     lines = text.split("\n")
     segmented: dict[int, list[str]] = {}
     if suspect is False or (suspect is None and _SUSPECT.search(text) is None):
-        if len(text) > limit and max(map(len, lines)) > limit:
+        if _may_hold_long_line(text, limit) and max(map(len, lines)) > limit:
             lines = [cap_line(line, limit) for line in lines]
         return lines, segmented
-    suspects = _suspect_lines(text)
+    suspects = _lines_holding(text, chars) if chars else _suspect_lines(text)
     for index in suspects:
         line = lines[index]
         if "\r" in line:
@@ -121,6 +130,38 @@ def split_lines(
             if len(line) > limit and index not in done:
                 lines[index] = cap_line(line, limit)
     return lines, segmented
+
+
+def _may_hold_long_line(text: str, limit: int) -> bool:
+    """False when no line of ``text`` is longer than ``limit``, decided with a few finds.
+
+    A line longer than ``limit`` covers a whole aligned window of ``limit // 2`` characters,
+    so when every such window holds a newline, no line is too long.
+    """
+    if len(text) <= limit:
+        return False
+    window = max(limit // 2, 1)
+    return any(text.find("\n", start, start + window) < 0 for start in range(0, len(text), window))
+
+
+def _lines_holding(text: str, chars: str) -> list[int]:
+    """Indexes of the lines of ``text`` that hold one of ``chars``, in order (one ``str.find``
+    per character and such line; the clean lines in between are skipped at C speed)."""
+    found: list[int] = []
+    upcoming = {char: text.find(char) for char in chars}
+    index, counted = 0, 0
+    while live := [at for at in upcoming.values() if at >= 0]:
+        at = min(live)
+        index += text.count("\n", counted, at)
+        counted = at
+        found.append(index)
+        start = text.find("\n", at) + 1
+        if start == 0:
+            break
+        for char, position in upcoming.items():
+            if 0 <= position < start:
+                upcoming[char] = text.find(char, start)
+    return found
 
 
 def _suspect_lines(text: str) -> list[int]:

@@ -17,9 +17,28 @@ from tui.engine import events as ev
 from tui.engine.grammar import LineGrammar, sglang, vllm
 from tui.engine.grammar.common import bar_hits, parse_access, parse_bar
 from tui.engine.grammar.hits import Parsed, ProgressHit
+from tui.engine.grammar.shapes import (
+    ACCESS,
+    DECODE,
+    KEY_END,
+    KEY_START,
+    OTHER,
+    PREFILL,
+    SLOW_SHAPE,
+    Shape,
+    quiet_message,
+    shape_of,
+    valid_stamp,
+)
 from tui.engine.model import StartupModel
 from tui.engine.ranks import LogTime
 
+CACHE_SIZE = 4096
+"""Entries kept in each per-stream cache (shapes, quiet messages) before it starts over."""
+_Known = tuple[str, int, int, bool, Shape]
+"""A cached shape spread out (a plain tuple unpacks faster): rank, kind, message start,
+whether each line must be confirmed, and the shape itself."""
+_SLOW: _Known = ("", SLOW_SHAPE.kind, 0, False, SLOW_SHAPE)
 _PROBLEM = re.compile(r"\b(?:ERROR|CRITICAL|WARNING|Error|Exception|Traceback|[Ff]ailed|Warning)\b")
 
 
@@ -39,8 +58,8 @@ class Scanner:
         self.model = model
         self.kept: list[LogLine] | None = None
         """When a list, every complete line is appended to it (for a log view)."""
-        self._tags: dict[str, str] = {}
-        self._not_tags: set[str] = set()
+        self._shapes: dict[str, _Known] = {}
+        self._quiet: dict[str, bool] = {}
         self._runs = 0
         self._redraw_rank: str | None = None
 
@@ -96,61 +115,103 @@ class Scanner:
     def _scan_fast(self, lines: list[str], now: float) -> None:
         """The hot loop, kept in one function on purpose: a call per line costs too much.
 
-        While the server is serving, SGLang lines whose message is a decode line, a prefill
-        line, a non-error access line or a message no rule can match are handled here: decode
-        lines are queued for a bulk parse, the first decode and access line of each log second
-        still produce their (thinned) event, and only the owner of each line is noted. Anything
-        else goes through ``line``, which gives the same result the slow way.
+        While the server is serving (and no hard failure is still gathering lines), an SGLang
+        line whose ten-second stamp was checked and whose key (characters 19 to 39) has a
+        ``Shape`` is handled here: decode lines are queued for a bulk parse, the first decode
+        and access line of each rank and ten log seconds still produce their (thinned) event,
+        and only the owner of each line is noted. Anything else goes through ``line``, which
+        gives the same result the slow way.
         """
         model = self.model
-        if self._runs != model.runs_before:
-            self._runs = model.runs_before
-            self._tags.clear()
-        tags, known = self._tags, self._known
+        self._check_run()
+        shape_get, quiet_get = self._shapes.get, self._quiet.get
         queue = model.decode.pending.append
         decode_ts = model.decode_ts
-        boring = sglang.is_boring
         owners: list[str | None] = []
         own = owners.append
-        number, cut, requests = model.lines, 0, 0
-        serving = model.serving
+        base, cut, requests, stamp, bucket = model.lines, 0, 0, "", ""
+        fast = self._fast_allowed()
         for line in lines:
-            number += 1
-            if serving and line[:1] == "[":
-                end = line.find("] ", 19)
-                tag = tags.get(line[20:end]) or known(line[20:end]) if end > 0 else None
-                if tag is not None:
-                    at = end + 2
-                    head = line[at : at + 6]
-                    if head == "Decode":
+            if fast:
+                text = line[:19]
+                if text != stamp and valid_stamp(text):
+                    stamp, bucket = text, text[1:]
+                known = (shape_get(line[19:40]) or self._shape(line)) if text == stamp else _SLOW
+                tag, kind, at, check, shape = known
+                if kind and (not check or shape.confirm(line)):
+                    if kind == DECODE:
                         queue(line)
-                        if decode_ts.get(tag) != line[1:19]:
-                            self._decode_event(tag, line, at, number, now)
+                        if decode_ts.get(tag) != bucket:
+                            self._decode_event(tag, line, at, base + len(owners) + 1, now)
                         own(tag)
                         continue
-                    if head == "Prefil":
+                    if kind == PREFILL or (
+                        kind == OTHER and (quiet_get(line[at:]) or self._quiet_message(line[at:]))
+                    ):
                         own(tag)
                         continue
-                    elif head == "INFO: ":
-                        if ' - "' in line and '" 5' not in line:
-                            if line[1:19] == model.request_ts:
-                                requests += 1
-                            else:
-                                self._request(tag, line, at, number, now)
-                            own(tag)
-                            continue
-                    elif boring(line, at):
+                    if kind == ACCESS and ' - "' in line and '" 5' not in line:
+                        if bucket == model.request_ts:
+                            requests += 1
+                        else:
+                            self._request(tag, line, at, base + len(owners) + 1, now)
                         own(tag)
                         continue
+                self._sync_time(lines, len(owners), now)
             runs = model.runs_before
-            own(self.line(line, number, now))
+            own(self.line(line, base + len(owners) + 1, now))
             if model.runs_before != runs:
-                cut, requests, self._runs = len(owners) - 1, 0, model.runs_before
-                tags.clear()
-            serving = model.serving
-        model.lines = number
+                cut, requests = len(owners) - 1, 0
+                self._check_run()
+            fast = self._fast_allowed()
+        if fast:
+            self._sync_time(lines, len(lines), now)
+        model.lines = base + len(owners)
         model.requests += requests
         self._absorb(lines, owners, cut, now)
+
+    def _fast_allowed(self) -> bool:
+        """The fast path applies while serving, with the engine known and no hard failure
+        still gathering lines (those lines go to the failure tracker one by one)."""
+        model = self.model
+        failures = model.failures
+        return (
+            model.serving
+            and self.grammar.engine != "unknown"
+            and not (failures.open and failures.current(True) is not None)
+        )
+
+    def _check_run(self) -> None:
+        """Shapes name ranks of the current run: forget them when a new run starts."""
+        if self._runs != self.model.runs_before:
+            self._runs = self.model.runs_before
+            self._shapes.clear()
+
+    def _shape(self, line: str) -> _Known:
+        """The shape of ``line``'s key, cached once its rank exists in the current run."""
+        key = line[KEY_START:KEY_END]
+        shape = shape_of(key)
+        if shape.kind and shape.tag not in self.model.ranks:
+            return _SLOW
+        if len(self._shapes) >= CACHE_SIZE:
+            self._shapes.clear()
+        known = self._shapes[key] = (shape.tag, shape.kind, shape.at, shape.check, shape)
+        return known
+
+    def _quiet_message(self, message: str) -> bool:
+        if len(self._quiet) >= CACHE_SIZE:
+            self._quiet.clear()
+        verdict = self._quiet[message] = quiet_message(message)
+        return verdict
+
+    def _sync_time(self, lines: list[str], index: int, now: float) -> None:
+        """Give the model the log time of the line before ``lines[index]`` (the slow path notes
+        every line's time; the fast path skips that) before another line looks at it. Doing
+        it again for a line the slow path read changes nothing."""
+        if index > 0 and lines[index - 1][:1] == "[":
+            envelope = sglang.ENVELOPE.match(lines[index - 1])
+            if envelope is not None:
+                self.model.when(Parsed(None, envelope["ts"], "", ()), 0, now)
 
     def _absorb(self, lines: list[str], owners: list[str | None], cut: int, now: float) -> None:
         """Hand each rank its line count and last line (from index ``cut``, the current run)."""
@@ -166,24 +227,6 @@ class Scanner:
                 if not missing:
                     break
         self.model.absorb(last, counts, now)
-
-    def _known(self, tail: str) -> str | None:
-        """The rank tag for an envelope tail (after the seconds: ``'.123 DP0 TP3'``), cached
-        once that rank exists in the current run; None sends the line the slow way."""
-        if tail in self._not_tags:
-            return None
-        tag = sglang.tag_of(tail)
-        if tag is None:
-            if len(self._not_tags) > 4096:
-                self._not_tags.clear()
-            self._not_tags.add(tail)
-            return None
-        if tag not in self.model.ranks:
-            return None
-        if len(self._tags) > 4096:
-            self._tags.clear()
-        self._tags[tail] = tag
-        return tag
 
     def _envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
         envelope = sglang.ENVELOPE.match(line)
