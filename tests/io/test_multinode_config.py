@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tui.cli import main
 from tui.commands import wait as wait_command
 from tui.commands.wait import NodeTarget, wait_plan
 from tui.config import ConfigError, parse_config
@@ -101,3 +102,9 @@ def test_a_launched_profile_follows_each_nodes_latest_run(tmp_path: Path) -> Non
     plan = wait_plan(_args(["big", "--config", str(path)]))
     logs = [node.log for node in plan.nodes]
     assert logs == ["/runs/big-node0-latest.log", "/runs/big-node1-latest.log"]
+
+
+def test_a_bad_pairing_of_hosts_and_logs_exits_4(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["wait", "--host", "a", "--host", "b", "--log", "/x", "--log", "/y", "--log", "/z"]
+    assert main(argv) == 4
+    assert "one --log per --host" in capsys.readouterr().err

@@ -163,3 +163,19 @@ async def test_four_nodes_of_eight_ranks(nodes_of: Any) -> None:
     assert [record["nodes"] for record in final] == [4]
     ready = sorted(record["node"] for record in named(records, "node_ready"))
     assert ready == [0, 1, 2, 3]
+
+
+async def test_an_unreachable_node_ends_the_wait_as_unreachable(
+    nodes_of: Any, ssh_server: TestServer
+) -> None:
+    nodes = nodes_of(2)
+    dead = f"Host dead\n    HostName 127.0.0.1\n    Port {free_port()}\n    User nobody\n"
+    nodes.ssh_config.write_text(nodes.ssh_config.read_text() + dead)
+    plan = nodes.plan(timeout=30.0)
+    plan = WaitPlan(**{**_fields(plan), "more_nodes": (NodeTarget("dead", str(nodes.logs[1])),)})
+    code, records = await run_wait(plan)
+    assert (records[-1]["verdict"], code) == ("UNREACHABLE", 3), records[-1]
+
+
+def _fields(plan: WaitPlan) -> dict[str, Any]:
+    return {name: getattr(plan, name) for name in WaitPlan.__dataclass_fields__}

@@ -24,6 +24,7 @@ from tui.app.cluster_link import ClusterLink
 from tui.app.cluster_source import combined
 from tui.app.messages import ChunkReceived, ConnectionChanged
 from tui.app.model import ConnectionState, HealthKind, HealthReading, Target
+from tui.app.node_rows import node_title
 from tui.app.sources import ScriptedSource
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankPanel
@@ -208,3 +209,19 @@ async def test_every_node_is_followed_through_its_own_session(tmp_path: Path) ->
     finally:
         for session in sessions:
             await session.close()
+
+
+def test_hostile_tags_and_hosts_reach_the_node_row_as_plain_text() -> None:
+    engine_clock = FakeClock(BASE)
+    link = ClusterLink(["gpu-a", "gpu-\x1b[31mb"], "auto", engine_clock)
+    link.node(0).feed(b"[2026-01-01 10:00:00 TP0] Init parallel begin.\n")
+    link.node(0).feed(b"[2026-01-01 10:00:01 TP0] Load weight begin. avail mem=70 GB\n")
+    hostile = b"[2026-01-01 10:00:00 TP[bold]1] Init parallel begin.\x1b]0;owned\x07\n"
+    link.node(1).feed(hostile)
+    engine_clock.now += 300
+    link.node(0).feed(b"[2026-01-01 10:05:00 TP0] Load weight end. type=X, avail mem=9 GB\n")
+    summary = link.snapshot.nodes[1]
+    title = node_title(1, summary, engine_clock.now)
+    assert "TP[bold]1" in title.plain
+    assert "\x1b" not in title.plain
+    assert "\x07" not in title.plain

@@ -22,7 +22,8 @@ def node_title(node: int, summary: NodeSummary | None, now: float) -> Content:
     if summary is None:
         return Content.styled(f"node {node}", "bold")
     parts: list[str | tuple[str, str]] = [(f"node {node}", "bold")]
-    count = f"{summary.ranks} ranks" if summary.ranks else "no rank has logged yet"
+    plural = "" if summary.ranks == 1 else "s"
+    count = f"{summary.ranks} rank{plural}" if summary.ranks else "no rank has logged yet"
     facts = [printable(summary.host)[:40], count]
     if summary.stage is not None and not summary.ready:
         facts.append(summary.stage.label)
