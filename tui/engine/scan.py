@@ -59,6 +59,8 @@ class Scanner:
         self.kept: list[LogLine] | None = None
         """When a list, every complete line is appended to it (for a log view)."""
         self._shapes: dict[str, _Known] = {}
+        self._stamp = ""
+        """The last line start (``[`` and the time down to ten seconds) found valid."""
         self._quiet: dict[str, bool] = {}
         self._runs = 0
         self._redraw_rank: str | None = None
@@ -129,7 +131,8 @@ class Scanner:
         decode_ts = model.decode_ts
         owners: list[str | None] = []
         own = owners.append
-        base, cut, requests, stamp, bucket = model.lines, 0, 0, "", ""
+        base, cut, requests, stamp = model.lines, 0, 0, self._stamp
+        bucket = stamp[1:]
         fast = self._fast_allowed()
         for line in lines:
             if fast:
@@ -166,6 +169,7 @@ class Scanner:
             fast = self._fast_allowed()
         if fast:
             self._sync_time(lines, len(lines), now)
+        self._stamp = stamp
         model.lines = base + len(owners)
         model.requests += requests
         self._absorb(lines, owners, cut, now)

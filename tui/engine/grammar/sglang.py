@@ -100,9 +100,13 @@ def _floats(values: list[str]) -> list[float]:
         numbers = list(map(float, values))
     except ValueError:
         return [number for number in map(to_float, values) if number is not None]
-    if all(map(math.isfinite, numbers)):
+    if math.isfinite(sum(numbers)):  # finite only when every number is
         return numbers
     return [number for number in numbers if math.isfinite(number)]
+
+
+def _figures(pattern: re.Pattern[str], key: str, text: str) -> list[float]:
+    return _floats(pattern.findall(text)) if key in text else []
 
 
 def decode_figures(text: str) -> tuple[list[float], list[float], list[float]]:
@@ -110,9 +114,9 @@ def decode_figures(text: str) -> tuple[list[float], list[float], list[float]]:
     lines joined by newlines), in order; unreadable numbers are skipped. Reading many lines at
     once gives exactly what reading them one by one gives."""
     return (
-        _floats(_GEN.findall(text)),
-        _floats(_ACCEPT_LEN.findall(text)),
-        _floats(_ACCEPT_RATE.findall(text)),
+        _figures(_GEN, "gen throughput", text),
+        _figures(_ACCEPT_LEN, "accept len", text),
+        _figures(_ACCEPT_RATE, "accept rate", text),
     )
 
 

@@ -99,8 +99,4 @@ def _quiet_envelope(envelope: str) -> bool:
 def quiet_message(message: str) -> bool:
     """True when an SGLang message can mean nothing: no rule, no failure, not the end of a
     traceback, and no ``]`` (which could make the rank tags read differently)."""
-    return (
-        sglang.is_boring(message, 0)
-        and "]" not in message
-        and not is_exception_line(message)
-    )
+    return sglang.is_boring(message, 0) and "]" not in message and not is_exception_line(message)

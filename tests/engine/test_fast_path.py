@@ -1,0 +1,109 @@
+"""The engine's shortcuts agree with the plain way: line shapes, redraw finding, long lines."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.engine_helpers import fixed_clock, sglang_lines
+from tui.engine.events import Event
+from tui.engine.feed import LogEngine
+from tui.engine.grammar.shapes import ACCESS, DECODE, OTHER, PREFILL, SLOW, shape_of, valid_stamp
+from tui.engine.sanitize import cap_line, split_lines, suspect_chars
+from tui.engine.snapshot import Snapshot
+
+READY = (
+    sglang_lines(
+        "server_args=ServerArgs(model_path='/m', tp_size=2, dp_size=2)",
+        "The server is fired up and ready to roll!",
+        rank="",
+    )
+    + sglang_lines(
+        "Load weight begin. avail mem=70.00 GB",
+        "Decode batch, #running-req: 1, cuda graph: True, gen throughput (token/s): 1.0, ",
+    )
+    + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="DP1 TP1 EP1")
+)
+
+# Lines a serving SGLang server prints, and lines that only look like them.
+TRICKY = [
+    "[2026-01-01 00:00:{s:02d} TP0] Decode batch, #running-req: 3, accept len: 2.{s:02d}, "
+    "gen throughput (token/s): 4{s}.5, #queue-req: 0, ",
+    "[2026-01-01 00:00:{s:02d} DP1 TP1 EP1] Decode batch, #running-req: 1, gen throughput "
+    "(token/s): 1{s}.0, #queue-req: 0, ",
+    "[2026-01-01 00:00:{s:02d}.5 TP0] Prefill batch, #new-seq: 1, #new-token: 5",
+    "[2026-01-01 00:00:{s:02d} TP0] Decode out of memory happened. #retracted_reqs: 1",
+    "[2026-01-01 00:00:{s:02d} TP0] Decoded {s} tokens",
+    "[2026-01-01 00:00:{s:02d} TP0] foo] Decode batch, gen throughput (token/s): 5.0",
+    "[2026-01-01 00:00:{s:02d} TP0] Using a] b",
+    "[2026-01-01 00:00:{s:02d} TP0] Using default chat sampling params",
+    "[2026-01-01 00:00:{s:02d} TP0] SystemExit: 1",
+    "[2026-13-45 00:00:{s:02d} TP0] Decode batch, gen throughput (token/s): 9.0, ",
+    "[xxxx-01-01 00:00:{s:02d} TP0] Prefill batch, #new-seq: 1",
+    "[2026-01-01 00:00:{s:02d} TP7] Prefill batch, #new-seq: 1",
+    "[2026-01-01 00:00:{s:02d} KV Cache] Prefill batch",
+    '[2026-01-01 00:00:{s:02d}] INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK',
+    '[2026-01-01 00:00:{s:02d}] INFO:     127.0.0.1:5 - "GET /health HTTP/1.1" 503 Unavailable',
+    "[2026-01-01 00:00:{s:02d}] INFO:     not an access line",
+    "[2026-01-01 00:00:{s:02d} TP1] Scheduler hit an exception: Traceback (most recent call last):",
+    "RuntimeError: boom {s}",
+    "[2026-01-01 00:00:{s:02d}] server_args=ServerArgs(model_path='/m', tp_size=2)",
+    "plain noise {s}",
+]
+
+
+def _read(data: bytes, keep_lines: bool) -> tuple[list[Event], Snapshot]:
+    engine = LogEngine(clock=fixed_clock, keep_lines=keep_lines)
+    events = [*engine.feed(data).events, *engine.finish().events]
+    return events, engine.snapshot
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(TRICKY) - 1), st.integers(0, 59)), max_size=60))
+def test_shapes_agree_with_the_full_grammar(picks: list[tuple[int, int]]) -> None:
+    body = "".join(TRICKY[index].format(s=second) + "\n" for index, second in picks)
+    data = (READY + body).encode()
+    fast_events, fast_snapshot = _read(data, keep_lines=False)
+    slow_events, slow_snapshot = _read(data, keep_lines=True)
+    assert fast_events == slow_events
+    assert fast_snapshot == slow_snapshot
+
+
+def test_shapes_of_the_common_lines() -> None:
+    decode = shape_of("0 TP0] Decode batch, #running-req: 1"[:21])
+    assert (decode.tag, decode.kind, decode.at, decode.check) == ("TP0", DECODE, 26, False)
+    assert shape_of("0 TP0] Prefill batch, #new"[:21]).kind == PREFILL
+    assert shape_of('0] INFO:     127.0.0.1:5 - "GET'[:21]).kind == ACCESS
+    assert shape_of("0 TP0] Decode out of memory"[:21]).kind == OTHER
+    assert shape_of("x TP0] Decode batch, #running"[:21]).kind == SLOW
+
+
+def test_a_long_tag_asks_each_line_to_confirm() -> None:
+    shape = shape_of("0 DP1 TP1 EP1] Decode batch"[:21])
+    assert (shape.tag, shape.kind, shape.check) == ("DP1 TP1 EP1", DECODE, True)
+    assert shape.confirm("[2026-01-01 00:00:00 DP1 TP1 EP1] Decode batch, #running-req: 1")
+    assert not shape.confirm("[2026-01-01 00:00:00 DP1 TP1 EP1] Decoder ready")
+
+
+def test_stamps_must_be_real_dates() -> None:
+    assert valid_stamp("[2026-01-01 00:00:1")
+    assert not valid_stamp("[2026-13-01 00:00:1")
+    assert not valid_stamp("[2026-01-01T00:00:1")
+
+
+HOSTILE = st.text(
+    st.sampled_from(["a", " ", "\n", "\r", "\x1b", "[", "\x00", "\x7f", "\x85", "\t", "é", "█"]),
+    max_size=300,
+)
+
+
+@given(HOSTILE)
+def test_finding_suspect_lines_by_character_agrees_with_the_regex(text: str) -> None:
+    chars = suspect_chars(text.encode())
+    assert split_lines(text, suspect=chars != "", chars=chars) == split_lines(text)
+
+
+@given(st.text(st.sampled_from(["a", "\n", "é"]), max_size=300), st.integers(1, 40))
+def test_long_lines_are_capped_whatever_the_limit(text: str, limit: int) -> None:
+    lines, _ = split_lines(text, limit=limit, suspect=False)
+    assert lines == [cap_line(line, limit) for line in text.split("\n")]
