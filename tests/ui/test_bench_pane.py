@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from tests.sim.conftest import Sim, free_port
 from tests.ui.fakes import FakeLink
@@ -128,6 +128,10 @@ async def test_ready_fires_the_pane_then_b_runs_it_again(
         assert first["log_accept_length"] == pytest.approx(2.5, rel=0.25)
         assert second["max_concurrency"] == 2
         assert "saved with run #" in _text(app, "#bench-hint")
+        await pilot.pause()
+        hint = app.screen.query_one("#bench-hint", Static).region
+        assert hint.height == 1
+        assert hint.bottom <= app.screen.query_one(Footer).region.y  # not under the footer
 
         await pilot.press("b")
         await _until(pilot, lambda: app.bench.state.runs == 2, "b started a second benchmark")

@@ -136,12 +136,11 @@ def hint_text(state: BenchState) -> Content:
 
 
 class BenchPane(Vertical):
-    """Docked under the rank grid once the server is ready or a benchmark has run."""
+    """Under the rank grid once the server is ready or a benchmark has run."""
 
     DEFAULT_CSS = """
     BenchPane {
         display: none;
-        dock: bottom;
         height: auto;
         max-height: 50%;
         border-top: heavy $accent;
@@ -190,7 +189,10 @@ class BenchPane(Vertical):
         spark_row = self.query_one("#bench-spark-row", Horizontal)
         spark_row.set_class(bool(results), "-shown")
         self.query_one("#bench-spark", Sparkline).data = throughputs(results)
-        self.query_one("#bench-errors", Static).update(errors_text(state))
+        errors = errors_text(state)
+        shown = self.query_one("#bench-errors", Static)
+        shown.update(errors)
+        shown.display = bool(errors.plain)
         self.query_one("#bench-hint", Static).update(hint_text(state))
 
 
