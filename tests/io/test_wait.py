@@ -163,3 +163,20 @@ def test_unusable_arguments_are_named(argv: list[str], problem: str) -> None:
         setattr(namespace, flag.lstrip("-").replace("-", "_"), value)
     with pytest.raises(ValueError, match=problem):
         wait_plan(namespace)
+
+
+async def test_an_unexpected_error_ends_the_wait_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui.commands.wait_watch import Watcher
+
+    async def broken(self: Watcher, session: object, path: str) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Watcher, "follow", broken)
+    log = tmp_path / "server.log"
+    log.write_text("")
+    code, records = await run_wait(WaitPlan(None, str(log), None, "auto", 60, json=True))
+    assert code == 4
+    assert records[-1]["verdict"] == "ERROR"
+    assert "a bug" in records[-1]["detail"]

@@ -9,7 +9,7 @@ through the same connection. Exit status:
   with ``--fail-on-stall`` a rank was judged STALLED (see docs/history.md);
 - 2: the time given by ``--timeout`` ran out (also for command-line usage errors);
 - 3: the host could not be reached, or refused the host key or the authentication;
-- 4: the configuration is invalid.
+- 4: the configuration is invalid, or an unexpected error stopped the wait.
 
 ``--json`` prints one JSON object per event, ``--plain`` (the default) one line per change.
 Several ``--host``/``--log`` pairs, or a profile with several hosts, follow a multi-node server

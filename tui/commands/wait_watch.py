@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import (
+    EXIT_CONFIG,
     EXIT_FAILED,
     EXIT_READY,
     EXIT_TIMEOUT,
@@ -188,6 +189,8 @@ async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
         await work
     except SessionClosed as closed:
         watcher.decide("UNREACHABLE", EXIT_UNREACHABLE, str(closed))
+    except Exception as error:  # any other failure must end the wait, not leave it hanging
+        watcher.decide("ERROR", EXIT_CONFIG, f"stopped by an unexpected error: {error!r}")
 
 
 def _timeout_detail(watcher: Watcher) -> str:
