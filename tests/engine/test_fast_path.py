@@ -8,7 +8,16 @@ from hypothesis import strategies as st
 from tests.engine.engine_helpers import fixed_clock, sglang_lines
 from tui.engine.events import Event
 from tui.engine.feed import LogEngine
-from tui.engine.grammar.shapes import ACCESS, DECODE, OTHER, PREFILL, SLOW, shape_of, valid_stamp
+from tui.engine.grammar.shapes import (
+    ACCESS,
+    DECODE,
+    OTHER,
+    PREFILL,
+    SLOW,
+    fraction_length,
+    shape_of,
+    valid_stamp,
+)
 from tui.engine.sanitize import cap_line, split_lines, suspect_chars
 from tui.engine.snapshot import Snapshot
 
@@ -32,6 +41,8 @@ TRICKY = [
     "[2026-01-01 00:00:{s:02d} DP1 TP1 EP1] Decode batch, #running-req: 1, gen throughput "
     "(token/s): 1{s}.0, #queue-req: 0, ",
     "[2026-01-01 00:00:{s:02d}.5 TP0] Prefill batch, #new-seq: 1, #new-token: 5",
+    "[2026-01-01 00:00:{s:02d}.123456 DP1 TP1 EP1] Decode batch, gen throughput (token/s): 7.5, ",
+    "[2026-01-01 00:00:{s:02d}.1234567 TP0] Prefill batch, #new-seq: 1",
     "[2026-01-01 00:00:{s:02d} TP0] Decode out of memory happened. #retracted_reqs: 1",
     "[2026-01-01 00:00:{s:02d} TP0] Decoded {s} tokens",
     "[2026-01-01 00:00:{s:02d} TP0] foo] Decode batch, gen throughput (token/s): 5.0",
@@ -83,6 +94,14 @@ def test_a_long_tag_asks_each_line_to_confirm() -> None:
     assert (shape.tag, shape.kind, shape.check) == ("DP1 TP1 EP1", DECODE, True)
     assert shape.confirm("[2026-01-01 00:00:00 DP1 TP1 EP1] Decode batch, #running-req: 1")
     assert not shape.confirm("[2026-01-01 00:00:00 DP1 TP1 EP1] Decoder ready")
+
+
+def test_a_fraction_of_a_second_moves_the_message_start() -> None:
+    line = "[2026-01-01 00:00:00.123 TP0] Decode batch, #running-req: 1"
+    assert fraction_length(line) == 4
+    assert fraction_length("[2026-01-01 00:00:00 TP0] Decode batch") == 0
+    shape = shape_of(line[19:20] + line[24:44])
+    assert (shape.tag, shape.kind, shape.at + 4) == ("TP0", DECODE, line.index("Decode"))
 
 
 def test_stamps_must_be_real_dates() -> None:

@@ -26,6 +26,7 @@ from tui.engine.grammar.shapes import (
     PREFILL,
     SLOW_SHAPE,
     Shape,
+    fraction_length,
     quiet_message,
     shape_of,
     valid_stamp,
@@ -59,6 +60,7 @@ class Scanner:
         self.kept: list[LogLine] | None = None
         """When a list, every complete line is appended to it (for a log view)."""
         self._shapes: dict[str, _Known] = {}
+        self._fractional: dict[str, _Known] = {}
         self._stamp = ""
         """The last line start (``[`` and the time down to ten seconds) found valid."""
         self._quiet: dict[str, bool] = {}
@@ -190,16 +192,30 @@ class Scanner:
         if self._runs != self.model.runs_before:
             self._runs = self.model.runs_before
             self._shapes.clear()
+            self._fractional.clear()
 
     def _shape(self, line: str) -> _Known:
-        """The shape of ``line``'s key, cached once its rank exists in the current run."""
-        key = line[KEY_START:KEY_END]
+        """The shape of ``line``'s key, cached once its rank exists in the current run.
+
+        A fraction of a second is left out of the key (each value would make a new one) and
+        such shapes are cached apart, under the fraction's length and the shortened key.
+        """
+        shift = fraction_length(line)
+        if not shift:
+            return self._remember(self._shapes, line[KEY_START:KEY_END], line[KEY_START:KEY_END])
+        key = line[KEY_START : KEY_START + 1] + line[KEY_START + 1 + shift : KEY_END + shift]
+        name = f"{shift}{key}"
+        return self._fractional.get(name) or self._remember(self._fractional, name, key, shift)
+
+    def _remember(self, cache: dict[str, _Known], name: str, key: str, shift: int = 0) -> _Known:
         shape = shape_of(key)
         if shape.kind and shape.tag not in self.model.ranks:
             return _SLOW
-        if len(self._shapes) >= CACHE_SIZE:
-            self._shapes.clear()
-        known = self._shapes[key] = (shape.tag, shape.kind, shape.at, shape.check, shape)
+        if shift:
+            shape = shape._replace(at=shape.at + shift)
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        known = cache[name] = (shape.tag, shape.kind, shape.at, shape.check, shape)
         return known
 
     def _quiet_message(self, message: str) -> bool:

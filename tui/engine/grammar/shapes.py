@@ -38,7 +38,7 @@ _REGION = re.compile(r"[ \w\[\]]*")
 
 class Shape(NamedTuple):
     """What every line with one key is: its rank, kind, where its message starts, and whether
-    each line must still be confirmed (``head`` at ``at``, no ``]`` after the key)."""
+    each line must still be confirmed (``head`` at ``at``, no ``]`` in the message)."""
 
     tag: str
     kind: int
@@ -51,10 +51,23 @@ class Shape(NamedTuple):
         """True when ``line`` really has this shape (only needed when ``check`` is set)."""
         if self.head and not line.startswith(self.head, self.at):
             return False
-        return not self.open or line.find("]", KEY_END) < 0
+        return not self.open or line.find("]", self.at) < 0
 
 
 SLOW_SHAPE = Shape("", SLOW, 0, False)
+_FRACTION = re.compile(r"[.,]\d{1,6}")
+
+
+def fraction_length(line: str) -> int:
+    """Length of the fraction of a second after the time (``.123``), 0 when there is none.
+
+    Lines with a fraction have the shape of the same line without it, with the message start
+    moved: the envelope pattern can only read the fraction whole.
+    """
+    if line[KEY_START + 1 : KEY_START + 2] not in (".", ","):
+        return 0
+    match = _FRACTION.match(line, KEY_START + 1)
+    return 0 if match is None else match.end() - KEY_START - 1
 
 
 def valid_stamp(text: str) -> bool:
