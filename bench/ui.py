@@ -162,6 +162,7 @@ class BenchSource:
         began = time.perf_counter()
         for chunk in self.backlog_chunks:
             post(ChunkReceived(chunk))
+        await asyncio.sleep(0.5)  # the app has taken the messages: the backlog is queued
         await self.until_caught_up(0)
         return {"max_stall_ms": 1000 * self.probe.worst, "seconds": time.perf_counter() - began}
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
+from textual.command import CommandList
 from textual.pilot import Pilot
 from textual.widgets import Log, Static
 
 from tests.ui.fakes import FakeClock, FakeLink, ranks, server
+from tui.app import themes
 from tui.app.app import MonitorApp
 from tui.app.messages import ChunkReceived, HealthChanged
 from tui.app.model import HealthKind, HealthReading, Target
@@ -205,3 +209,38 @@ async def test_ctrl_c_and_q_quit() -> None:
             await pilot.pause()
         assert app.return_code in (0, None)
         assert not app.is_running
+
+
+async def test_the_command_palette_focuses_a_rank_by_name() -> None:
+    link = FakeLink(Snapshot(server=server(), ranks=ranks(8), started_at=900.0))
+    app = _app(link)
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.post_message(ChunkReceived(b"x\n"))
+        await _settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Focus rank TP5")
+        await _until(pilot, lambda: _palette_ready(app))
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.focused, RankPanel))
+        assert isinstance(app.focused, RankPanel)
+        assert app.focused.tag == "TP5"
+
+
+def _palette_ready(app: MonitorApp) -> bool:
+    lists = app.screen.query(CommandList)
+    return bool(lists) and lists.first().option_count > 0
+
+
+async def test_a_broken_theme_file_is_reported_once_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "good.toml").write_text('name = "bringup-dark"\n[colors]\nprimary = "#336699"\n')
+    (tmp_path / "bad.toml").write_text('name = "x"\n[colors]\nprimary = "no-such-colour"\n')
+    monkeypatch.setattr(themes, "themes_dir", lambda: tmp_path)
+    app = _app(FakeLink())
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await _settle(app, pilot)
+        messages = [n.message for n in app._notifications]
+        assert sum("bad.toml" in m and "colors.primary" in m for m in messages) == 1
+        assert app.theme == "bringup-dark"

@@ -49,6 +49,14 @@ def bar(fraction: float, width: int, style: str = "$progress-done") -> Content:
     )
 
 
+def progress_label(label: str) -> str:
+    """A progress bar's description cut to what fits beside a bar: ``shards``, ``bs=64``."""
+    if "(bs=" in label:
+        return label[label.index("(bs=") + 1 :].split()[0].rstrip(")")
+    words = label.split()
+    return words[-1] if words else ""
+
+
 def stage_label(rank: RankState) -> str:
     """The stage as the panel titles it, marking the draft model's part."""
     label = rank.stage.label

@@ -12,14 +12,6 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-RESERVED = (
-    ("L", "launch the server (coming)"),
-    ("K", "kill the server (coming)"),
-    ("R", "restart the server (coming)"),
-    ("b", "benchmark the ready server (coming)"),
-    ("c", "compare runs (coming)"),
-)
-
 
 def key_rows(
     groups: Iterable[tuple[str, Iterable[BindingType]]], keymap: Mapping[str, str]
@@ -31,12 +23,14 @@ def key_rows(
         for binding in bindings:
             if not isinstance(binding, Binding) or not binding.description:
                 continue
+            if (binding.id or "").startswith("rank-"):
+                continue
             keys = keymap.get(binding.id or "", binding.key)
             shown = ", ".join(_key_name(key) for key in keys.split(","))
             lines.append(Content.assemble((f"  {shown:<14}", "bold"), binding.description))
         lines.append(Content(""))
-    lines.append(Content.styled("Keys kept for later", "bold $primary"))
-    lines.extend(Content(f"  {key:<14}{what}") for key, what in RESERVED)
+    lines.append(Content.assemble(("  1-9, 0       ", "bold"), "focus rank 1 to 10 (the palette")
+                 + Content(" finds any rank by name)"))
     return Content("\n").join(lines)
 
 

@@ -20,6 +20,7 @@ class LogScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back", id="log-back"),
+        Binding("l", "close", "Back", id="log-close", show=False),
         Binding("f", "follow", "Follow", id="follow"),
         Binding("e", "errors", "Errors only", id="errors"),
         Binding("slash", "search", "Search", id="search"),

@@ -30,9 +30,15 @@ def identity_line(view: MonitorView) -> Content:
     """``profile · host · sglang 0.5.23 TP8 · model · drafter`` and the link state."""
     server = view.snapshot.server
     parts: list[str | tuple[str, str]] = [("bringup", "bold $primary")]
-    for text in (view.target.profile, view.target.host, _engine(server)):
+    for text in (view.target.profile, view.target.host):
         if text:
             parts.extend([" · ", text])
+    # The link state comes early so that a narrow pane never cuts it off.
+    parts.extend([" ", (f"● {view.connection.value}", _LINK_STYLE[view.connection])])
+    if view.connection_detail:
+        parts.append((f" ({view.connection_detail})", "$text-muted"))
+    if _engine(server):
+        parts.extend([" · ", _engine(server)])
     if traffic_note(view.snapshot):
         parts.extend([" · ", (traffic_note(view.snapshot), "$text-muted")])
     if server.model:
@@ -40,10 +46,6 @@ def identity_line(view: MonitorView) -> Content:
     if server.drafter:
         algorithm = server.speculative_algorithm or "draft"
         parts.extend([" · ", (f"{algorithm} ", "$text-muted"), server.drafter])
-    style = _LINK_STYLE[view.connection]
-    parts.extend(["  ", (f"● {view.connection.value}", style)])
-    if view.connection_detail:
-        parts.append((f" ({view.connection_detail})", "$text-muted"))
     return Content.assemble(*(_clean(part) for part in parts))
 
 

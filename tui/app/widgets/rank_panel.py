@@ -55,9 +55,13 @@ class RankLine(Widget):
         super().__init__(classes=classes)
         self.make: LineMaker = _blank
         self.drawn: Content | None = None
+        self.key: object = None
 
-    def set(self, make: LineMaker) -> None:
-        self.make = make
+    def set(self, make: LineMaker, key: object) -> None:
+        """Show ``make``'s line; ``key`` holds everything the line depends on besides width."""
+        if key == self.key and self.drawn is not None:
+            return
+        self.make, self.key = make, key
         fresh = make(self._width)
         if self.drawn is None or not fresh.is_same(self.drawn):
             self.refresh()
@@ -120,6 +124,8 @@ class RankPanel(Vertical, can_focus=True):
     def redraw(self) -> None:
         """Lay the current card out again (after a size or compact change)."""
         card, self.card = self.card, None
+        for line in self._lines:
+            line.key = None
         if card is not None:
             self.show(card)
 
@@ -132,23 +138,27 @@ class RankPanel(Vertical, can_focus=True):
         for name in _STATE_CLASSES:
             self.set_class(name == wanted, name)
         self.set_class(card.failing, "-failing")
-        for line, make in zip(self._lines, self.lines(card), strict=True):
-            line.set(make)
+        for line, (make, key) in zip(self._lines, self.lines(card), strict=True):
+            line.set(make, key)
 
-    def lines(self, card: RankCard) -> list[LineMaker]:
-        """The four lines (compact: the first two carry everything), as functions of width."""
+    def lines(self, card: RankCard) -> list[tuple[LineMaker, object]]:
+        """The four lines (compact: the first two carry everything), as functions of width,
+        each with the values it depends on."""
+        rank = card.rank
+        stage_key = (card.seconds_in_stage, card.usual_seconds, card.flag, card.failing,
+                     rank.tag, rank.stage, rank.draft, rank.failed)  # fmt: skip
         if self.has_class("-compact"):
             return [
-                partial(self._stage_line, card, with_tag=True),
-                partial(self._compact_bar, card),
-                _blank,
-                _blank,
+                (partial(self._stage_line, card, with_tag=True), ("compact", stage_key)),
+                (partial(self._compact_bar, card), ("compact", rank.progress, rank.kv_tokens)),
+                (_blank, "blank"),
+                (_blank, "blank"),
             ]
         return [
-            partial(self._stage_line, card, with_tag=False),
-            partial(self._progress_line, card.rank),
-            partial(self._memory, card),
-            partial(_last_line, card.rank.last_line),
+            (partial(self._stage_line, card, with_tag=False), stage_key),
+            (partial(self._progress_line, rank), rank.progress),
+            (partial(self._memory, card), (rank.avail_gb, rank.used_gb, rank.kv_tokens, card.gpu)),
+            (partial(_last_line, rank.last_line), rank.last_line),
         ]
 
     def render_text(self) -> str:
@@ -180,7 +190,7 @@ class RankPanel(Vertical, can_focus=True):
         progress = rank.progress
         if progress is None:
             return fmt.bar(0.0, width).stylize("dim")
-        detail = f" {progress.done}/{progress.total} {progress.label}".rstrip()
+        detail = f" {progress.done}/{progress.total} {fmt.progress_label(progress.label)}"
         detail = detail[: max(0, width // 2)]
         return fmt.bar(progress.fraction, width - len(detail)) + Content(detail)
 
