@@ -339,3 +339,16 @@ def test_documentation_covers_every_field_and_its_example_loads() -> None:
                 assert f"`{name}`" in text, name
     example = text.split("```toml\n")[1].split("```")[0]
     assert parse(example).profile().bench.concurrency == (1, 4, 16)
+
+
+def test_the_examples_launch_command_fills_every_placeholder() -> None:
+    from datetime import datetime
+
+    from tui.engine.launch_plan import plan_launch
+    from tui.io.launch_profile import spec_from_profile
+
+    profile = parse(example_text()).profile()
+    (node,) = plan_launch(spec_from_profile(profile), ["/home/me"], datetime(2026, 1, 2, 3, 4, 5))
+    assert node.argv[node.argv.index("--tp") + 1] == "8"
+    assert node.argv[node.argv.index("--dist-init-addr") + 1] == "gpu-node-1:20000"
+    assert not any("{" in part for part in node.argv)

@@ -171,6 +171,11 @@ def _launch(table: Table) -> LaunchConfig:
         grace_period=table.duration("grace_period", 30.0),
         model=table.text("model", None),
         drafter=table.text("drafter", None),
+        tp=table.integer("tp", None, 1, 4096),
+        dp=table.integer("dp", None, 1, 4096),
+        ep=table.integer("ep", None, 1, 4096),
+        pp=table.integer("pp", None, 1, 4096),
+        dist_init_addr=table.text("dist_init_addr", None),
     )
     env.finish()
     table.finish()

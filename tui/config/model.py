@@ -54,6 +54,16 @@ class LaunchConfig:
     grace_period: float = 30.0
     model: str | None = None
     drafter: str | None = None
+    tp: int | None = None
+    dp: int | None = None
+    ep: int | None = None
+    pp: int | None = None
+    dist_init_addr: str | None = None
+
+    def placeholder_values(self) -> tuple[tuple[str, str], ...]:
+        """The parallel sizes set in this table, as ``{tp}``-style placeholder values."""
+        sizes = (("tp", self.tp), ("dp", self.dp), ("ep", self.ep), ("pp", self.pp))
+        return tuple((name, str(value)) for name, value in sizes if value is not None)
 
     def argv(self, values: Mapping[str, object]) -> list[str]:
         """The command with every ``{placeholder}`` filled from ``values`` (``KeyError`` if not)."""

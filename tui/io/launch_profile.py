@@ -45,6 +45,8 @@ def spec_from_profile(profile: Profile) -> LaunchSpec:
         model=launch.model,
         drafter=launch.drafter,
         grace_period=launch.grace_period,
+        dist_init_addr=launch.dist_init_addr,
+        values=launch.placeholder_values(),
     )
 
 
