@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -35,6 +36,8 @@ from tui.app.sources import Source
 from tui.app.state import MonitorState
 from tui.app.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
 from tui.app.widgets.failure_panel import failure_report
+from tui.app.widgets.gpu import GpuTelemetryUpdated
+from tui.io.telemetry import TelemetryChannel
 
 FLUSH_SECONDS = 0.1
 CLOCK_SECONDS = 1.0
@@ -80,12 +83,14 @@ class MonitorApp(App[int]):
         launcher: LauncherOpener | None = None,
         read_only: bool = False,
         bench: BenchSetup | None = None,
+        telemetry: TelemetryChannel | None = None,
     ) -> None:
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
         self.ingest = Ingest(self.state)
         self._source = source
         self._health = health
+        self._telemetry = telemetry
         self._wanted_theme = theme
         self._user_keys = dict(keymap or {})
         self._reconnect = reconnect
@@ -113,6 +118,9 @@ class MonitorApp(App[int]):
         if self._health is not None:
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
+        if self._telemetry is not None:
+            self.run_worker(self._read_gpus(self._telemetry), group="telemetry",
+                            exit_on_error=False)  # fmt: skip
         self.launch_control.start()
         # Everything built so far lives as long as the app: keep it out of every future garbage
         # collection, so a full collection during a log flood costs milliseconds, not a freeze.
@@ -133,6 +141,12 @@ class MonitorApp(App[int]):
                             severity="warning", markup=False)  # fmt: skip
             fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) else FALLBACK_THEME
             self.theme = fallback
+
+    async def _read_gpus(self, channel: TelemetryChannel) -> None:
+        """Post every GPU snapshot; closing the iteration also stops the remote nvidia-smi."""
+        async with contextlib.aclosing(channel.snapshots()) as snapshots:
+            async for snapshot in snapshots:
+                self.post_message(GpuTelemetryUpdated(snapshot))
 
     # --- messages from workers -------------------------------------------------------------
 
@@ -156,6 +170,10 @@ class MonitorApp(App[int]):
     @on(HealthChanged)
     def _health_changed(self, message: HealthChanged) -> None:
         self.state.set_health(message.reading)
+
+    @on(GpuTelemetryUpdated)
+    def _gpus(self, message: GpuTelemetryUpdated) -> None:
+        self.state.set_gpu(message.snapshot)
 
     @on(BenchEvent)
     def _bench_event(self, message: BenchEvent) -> None:

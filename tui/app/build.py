@@ -18,6 +18,7 @@ from tui.app.session_source import SessionSource
 from tui.app.themes import DEFAULT_THEME
 from tui.engine.stall import StallPolicy
 from tui.io.session import HostSession
+from tui.io.telemetry import TelemetryChannel, TelemetrySettings
 
 
 def _no_keys() -> Mapping[str, str]:
@@ -38,6 +39,8 @@ class WatchSettings:
     expected_seconds: float = EXPECTED_STARTUP_SECONDS
     stall: StallPolicy = field(default_factory=StallPolicy)
     bench: BenchOptions = field(default_factory=BenchOptions)
+    telemetry: TelemetrySettings | None = None
+    """How to read the host's GPUs; None reads none (and hides the GPU lines)."""
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -71,6 +74,11 @@ def build_app(
         reconnect=source.reconnect,
         launcher=launcher,
         bench=bench,
+        telemetry=_telemetry(session, settings.telemetry),
     )
     app.state.stall_policy = settings.stall
     return app
+
+
+def _telemetry(session: HostSession, settings: TelemetrySettings | None) -> TelemetryChannel | None:
+    return None if settings is None else TelemetryChannel(session, settings)

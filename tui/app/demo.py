@@ -25,6 +25,7 @@ from types import TracebackType
 from tui.io.embedded_server import EmbeddedSshServer
 from tui.io.session import HostSession, SessionClosed, SshConnector
 from tui.io.ssh import SshTarget
+from tui.io.telemetry import TelemetrySettings
 from tui.io.transport import TransportError
 
 DEMO_MODEL = "moonshotai/Kimi-K2.5"
@@ -90,6 +91,17 @@ class DemoHost:
         self.server = EmbeddedSshServer()
         self.session: HostSession | None = None
         self.sim_pid: int | None = None
+
+    @property
+    def state_file(self) -> Path:
+        """Where the simulated server writes its GPUs' memory and utilisation."""
+        return self.folder / "gpus.json"
+
+    def telemetry(self) -> TelemetrySettings:
+        """The simulated ``nvidia-smi``, reading the simulated server's GPU state."""
+        command = ("env", f"PYTHONPATH={_ROOT}", sys.executable, "-m", "tui.sim.nvidia_smi",
+                   "--state-file", str(self.state_file))  # fmt: skip
+        return TelemetrySettings(command=command)
 
     @property
     def label(self) -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from tui.engine.estimate import Eta, Expectations
+from tui.engine.gpu_map import RankGpu
+from tui.engine.gpu_model import GpuSnapshot
 from tui.engine.snapshot import Snapshot
 from tui.engine.stages import Verdict
 from tui.engine.stall import RankHealth, RankStatus
@@ -74,6 +76,10 @@ class MonitorView:
     statuses: tuple[RankStatus, ...] = ()
     now: float = 0.0
     markers: tuple[str, ...] = ()
+    gpu: GpuSnapshot | None = None
+    """The host's latest GPU telemetry; None when the monitor reads none."""
+    placements: tuple[RankGpu, ...] = ()
+    """Which GPU each rank is on (empty without telemetry)."""
 
     def status(self, tag: str) -> RankStatus | None:
         return next((status for status in self.statuses if status.tag == tag), None)

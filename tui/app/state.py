@@ -18,7 +18,9 @@ from tui.app.model import (
     MonitorView,
     Target,
 )
-from tui.engine.estimate import Eta, Expectations, default_expectations, estimate
+from tui.engine.estimate import Eta, Expectations, default_expectations, estimate, startup_ranks
+from tui.engine.gpu_map import RankGpu, map_ranks
+from tui.engine.gpu_model import GpuSnapshot
 from tui.engine.snapshot import Snapshot
 from tui.engine.spread import Spread
 from tui.engine.stall import RankHealth, StallPolicy, assess
@@ -56,6 +58,7 @@ class MonitorState:
         self.connection_detail = ""
         self.health = HealthReading()
         self.markers: tuple[str, ...] = ()
+        self.gpu: GpuSnapshot | None = None
         self.started_at = clock()
         self.received = False
         self._dirty = True
@@ -110,6 +113,17 @@ class MonitorState:
             self.health = reading
             self.touch()
 
+    def set_gpu(self, snapshot: GpuSnapshot) -> None:
+        """Keep the latest GPU telemetry (with the reason when there is none)."""
+        self.gpu = snapshot
+        self.touch()
+
+    def _placements(self, snapshot: Snapshot) -> tuple[RankGpu, ...]:
+        if self.gpu is None:
+            return ()
+        tags = [rank.tag for rank in startup_ranks(snapshot)]
+        return map_ranks(tags, gpus=[gpu.sample for gpu in self.gpu.gpus])
+
     def _default_plan(self, snapshot: Snapshot) -> Expectations:
         speculative = snapshot.server.drafter is not None
         return default_expectations(self.expected_seconds, speculative=speculative)
@@ -140,6 +154,8 @@ class MonitorState:
             statuses=statuses,
             now=now,
             markers=self.markers,
+            gpu=self.gpu,
+            placements=self._placements(snapshot),
         )
 
     def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:

@@ -60,5 +60,6 @@ async def _demo(options: DemoOptions, theme: str | None) -> int:
             theme=theme or DEFAULT_THEME,
             expected_seconds=600.0 * options.time_scale,
             bench=DEMO_BENCH,
+            telemetry=demo.telemetry(),
         )
         return await run_app(build_app(demo.session, settings))

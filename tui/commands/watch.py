@@ -90,6 +90,7 @@ async def _watch(plan: WatchPlan) -> int:
     from tui.app.model import Target
     from tui.app.runner import run_app
     from tui.app.themes import DEFAULT_THEME
+    from tui.io.telemetry import TelemetrySettings
 
     profile = plan.profile
     settings = WatchSettings(
@@ -109,6 +110,7 @@ async def _watch(plan: WatchPlan) -> int:
             profile.launch.venv,
             profile.launch.conda_env,
         ),
+        telemetry=TelemetrySettings(),
     )
     nodes = cluster_nodes(plan)
     if nodes:

@@ -9,10 +9,12 @@ from textual.widgets import Footer
 from tui.app.model import MonitorView
 from tui.app.widgets.bench_pane import BenchPane
 from tui.app.widgets.failure_panel import FailurePanel
+from tui.app.widgets.gpu import RankGpuView, rank_gpu_view
 from tui.app.widgets.header import StatusHeader
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankCard, RankPanel
 from tui.engine.estimate import startup_ranks
+from tui.engine.snapshot import RankState
 from tui.engine.stages import Stage
 from tui.engine.stall import usual_for
 
@@ -37,9 +39,16 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
                 usual_seconds=None if usual is None else int(usual),
                 flag=flags.get(rank.tag, ""),
                 failing=rank.tag == failing,
+                gpu=_gpu_view(view, rank),
             )
         )
     return cards
+
+
+def _gpu_view(view: MonitorView, rank: RankState) -> RankGpuView | None:
+    if view.gpu is None:
+        return None
+    return rank_gpu_view(rank, view.gpu, view.placements, view.now)
 
 
 class MainScreen(Screen[None]):

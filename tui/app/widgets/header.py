@@ -12,6 +12,7 @@ from tui.app import format as fmt
 from tui.app.logbook import printable
 from tui.app.model import ConnectionState, MonitorView
 from tui.app.node_rows import traffic_note
+from tui.app.widgets.gpu import GpuSummary
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
 from tui.engine.snapshot import ServerInfo
 from tui.engine.stages import Verdict
@@ -124,7 +125,8 @@ class TimerLine(Widget):
 
 
 class StatusHeader(Vertical):
-    """Three lines at the top of the main screen; the third appears only on disagreement."""
+    """The lines at the top of the main screen: identity, verdict and timer, the GPU total (with
+    telemetry), and notes that appear only on disagreement or stream markers."""
 
     DEFAULT_CSS = """
     StatusHeader {
@@ -132,6 +134,8 @@ class StatusHeader(Vertical):
         background: $panel;
         & > #identity { height: 1; padding: 0 1; }
         & > Horizontal { height: 1; }
+        & > #gpu-total { padding: 0 1; display: none; }
+        & > #gpu-total.-shown { display: block; }
         & > #disagreement { height: auto; padding: 0 1; color: $rank-stalled; display: none; }
         & > #disagreement.-shown { display: block; }
     }
@@ -143,6 +147,7 @@ class StatusHeader(Vertical):
             yield VerdictBadge(id="verdict")
             yield TimerLine(id="timer")
             yield HealthBadge(id="health")
+        yield GpuSummary(id="gpu-total")
         yield Static(Content(""), id="disagreement")
 
     def show(self, view: MonitorView) -> None:
@@ -151,6 +156,10 @@ class StatusHeader(Vertical):
         self.query_one(VerdictBadge).show(view.verdict)
         self.query_one(HealthBadge).show(view.health)
         self.query_one(TimerLine).show(view)
+        if view.gpu is not None:
+            total = self.query_one(GpuSummary)
+            total.set_class(True, "-shown")
+            total.show(view.gpu, view.now)
         notes = self.query_one("#disagreement", Static)
         notes.set_class(bool(view.disagreements or view.markers), "-shown")
         lines = [f"⚠ {text}" for text in (*view.disagreements, *view.markers)]
