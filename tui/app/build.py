@@ -17,7 +17,9 @@ from tui.app.model import EXPECTED_STARTUP_SECONDS, Target
 from tui.app.session_source import SessionSource
 from tui.app.themes import DEFAULT_THEME
 from tui.engine.stall import StallPolicy
+from tui.io.history_store import StartupHistory
 from tui.io.session import HostSession
+from tui.io.store import database_file
 from tui.io.telemetry import TelemetryChannel, TelemetrySettings
 
 
@@ -40,6 +42,9 @@ class WatchSettings:
     stall: StallPolicy = field(default_factory=StallPolicy)
     bench: BenchOptions = field(default_factory=BenchOptions)
     telemetry: TelemetrySettings | None = None
+    """How to read the host's GPUs; None reads none (and hides the GPU lines)."""
+    history: bool = False
+    """Expect the start-up from the history file's past runs (else the profile's default)."""
     """How to read the host's GPUs; None reads none (and hides the GPU lines)."""
 
 
@@ -77,7 +82,20 @@ def build_app(
         telemetry=_telemetry(session, settings.telemetry),
     )
     app.state.stall_policy = settings.stall
+    if settings.history:
+        app.state.planner = startup_history(settings).expectations
     return app
+
+
+def startup_history(settings: WatchSettings) -> StartupHistory:
+    """Past runs in the history file the benchmark control records into (same host key), so
+    each recorded start-up, ready or failed, sharpens the next one's ETA."""
+    return StartupHistory(
+        database_file(configured=settings.bench.data_dir),
+        profile=settings.bench.profile,
+        expected_startup=settings.expected_seconds,
+        host=settings.target.host or None,
+    )
 
 
 def _telemetry(session: HostSession, settings: TelemetrySettings | None) -> TelemetryChannel | None:

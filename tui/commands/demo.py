@@ -61,5 +61,6 @@ async def _demo(options: DemoOptions, theme: str | None) -> int:
             expected_seconds=600.0 * options.time_scale,
             bench=DEMO_BENCH,
             telemetry=demo.telemetry(),
+            history=True,
         )
         return await run_app(build_app(demo.session, settings))

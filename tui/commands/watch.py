@@ -111,6 +111,7 @@ async def _watch(plan: WatchPlan) -> int:
             profile.launch.conda_env,
         ),
         telemetry=TelemetrySettings(),
+        history=True,
     )
     nodes = cluster_nodes(plan)
     if nodes:

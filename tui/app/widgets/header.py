@@ -67,7 +67,8 @@ def _engine(server: ServerInfo) -> str:
 
 
 def timer_line(view: MonitorView, width: int) -> Content:
-    """``03:12 / ~10:00 ━━━━──── 53% ETA 05:10-09:30`` (``overdue +01:10`` past the range)."""
+    """``03:12 / ~10:00 ━━━━──── 53% ETA 05:10-09:30 · history: 4 runs`` (``overdue +01:10``
+    past the range); the basis of the expectation is left out when the line is short."""
     eta, total = view.eta, view.plan.total
     head = Content(f"{fmt.clock(eta.elapsed)} / ~{fmt.clock(total.median)} ")
     if view.verdict in (Verdict.FAILED, Verdict.STOPPED):
@@ -75,6 +76,9 @@ def timer_line(view: MonitorView, width: int) -> Content:
     percent = Content(f" {view.fraction * 100:3.0f}%")
     tail = _eta_text(view)
     room = min(48, width - head.cell_length - percent.cell_length - tail.cell_length)
+    basis = Content.styled(f" · {view.plan.basis_label}", "$text-muted")
+    if view.verdict is not Verdict.READY and room - basis.cell_length >= 12:
+        tail, room = tail + basis, room - basis.cell_length
     return Content.assemble(head, fmt.bar(view.fraction, max(4, room)), percent, tail)
 
 
