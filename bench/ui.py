@@ -187,7 +187,7 @@ def child(scenario: str, out: Path) -> int:
         app.exit()
 
     source.done = done
-    source.backlog = lambda: app.ingest.backlog
+    source.backlog = app.waiting_bytes
     app.state.set_connection(ConnectionState.CONNECTED)
     app.run()
     return 0

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from tests.ui.fakes import FakeClock, FakeLink
+from tui.app.app import MonitorApp
 from tui.app.ingest import Ingest
+from tui.app.messages import ChunkReceived
 from tui.app.model import Target
+from tui.app.sources import Backpressure, ScriptedSource
 from tui.app.state import MonitorState
 
 
@@ -69,3 +72,24 @@ async def test_the_worker_yields_between_slices() -> None:
     assert ingest.backlog == 0
     assert len(link.calls) == 100
     assert ticks >= 50
+
+
+async def test_backpressure_waits_until_parsing_catches_up() -> None:
+    waiting = [10_000]
+    pressure = Backpressure(lambda: waiting[0], limit=1_000)
+
+    async def parse() -> None:
+        while waiting[0] > 0:
+            await asyncio.sleep(0.001)
+            waiting[0] -= 1_000
+
+    parser = asyncio.create_task(parse())
+    await pressure.room()
+    assert waiting[0] <= 1_000
+    await parser
+
+
+def test_the_app_counts_bytes_posted_but_not_parsed() -> None:
+    app = MonitorApp(link=FakeLink(), source=ScriptedSource([]), target=Target())
+    app._posted(ChunkReceived(b"x" * 100))
+    assert app.waiting_bytes() == 100

@@ -11,6 +11,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
@@ -32,7 +33,7 @@ from tui.app.palette import MonitorCommands
 from tui.app.screens.help import HelpScreen, key_rows
 from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main import MainScreen
-from tui.app.sources import Source
+from tui.app.sources import Backpressure, Source, Throttled
 from tui.app.state import MonitorState
 from tui.app.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
 from tui.app.widgets.failure_panel import failure_report
@@ -88,6 +89,9 @@ class MonitorApp(App[int]):
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
         self.ingest = Ingest(self.state)
+        self.in_flight = 0
+        if isinstance(source, Throttled):
+            source.throttle = Backpressure(self.waiting_bytes)
         self._source = source
         self._health = health
         self._telemetry = telemetry
@@ -106,6 +110,15 @@ class MonitorApp(App[int]):
     def get_default_screen(self) -> MainScreen:
         return MainScreen()
 
+    def waiting_bytes(self) -> int:
+        """Log bytes a source handed over that the engine has not parsed yet."""
+        return self.in_flight + self.ingest.backlog
+
+    def _posted(self, message: Message) -> None:
+        if isinstance(message, ChunkReceived):
+            self.in_flight += len(message.data)
+        self.post_message(message)
+
     def on_mount(self) -> None:
         self._install_themes()
         if self._user_keys:
@@ -114,7 +127,7 @@ class MonitorApp(App[int]):
         self._arm_flush()
         self.set_interval(CLOCK_SECONDS, self._tick)
         self.run_worker(self.ingest.run(), group="ingest", exit_on_error=False)
-        self.run_worker(self._source.run(self.post_message), group="source", exit_on_error=False)
+        self.run_worker(self._source.run(self._posted), group="source", exit_on_error=False)
         if self._health is not None:
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
@@ -152,6 +165,7 @@ class MonitorApp(App[int]):
 
     @on(ChunkReceived)
     def _chunk(self, message: ChunkReceived) -> None:
+        self.in_flight -= len(message.data)
         self.ingest.push(message.data, message.node)
 
     @on(StreamMarked)
@@ -260,7 +274,7 @@ class MonitorApp(App[int]):
         self.state.set_connection(ConnectionState.RECONNECTING, "asked by the user")
         self.workers.cancel_group(self, "source")
         await self._reconnect()
-        self.run_worker(self._source.run(self.post_message), group="source", exit_on_error=False)
+        self.run_worker(self._source.run(self._posted), group="source", exit_on_error=False)
 
     def action_focus_rank(self, index: int) -> None:
         main = self._main()

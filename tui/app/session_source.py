@@ -10,7 +10,7 @@ from textual.message import Message
 
 from tui.app.messages import ChunkReceived, ConnectionChanged, StreamMarked
 from tui.app.model import ConnectionState
-from tui.app.sources import Post
+from tui.app.sources import Backpressure, Post
 from tui.io.events import (
     Chunk,
     Connected,
@@ -60,6 +60,7 @@ class SessionSource:
         self.session = session
         self.path = path
         self._post: Post | None = None
+        self.throttle: Backpressure | None = None
         session.on_event(self._relay)
 
     def _relay(self, event: ConnectionEvent) -> None:
@@ -75,6 +76,8 @@ class SessionSource:
                 await self.session.start()
             async for item in self.session.tail(self.path):
                 post(tail_message(item))
+                if self.throttle is not None:
+                    await self.throttle.room()
         except ConnectError:
             return  # already reported through the session's ConnectionFailed event
         except SessionClosed as closed:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from typing import Protocol, TypeAlias
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from textual.message import Message
 
@@ -23,6 +23,30 @@ class Source(Protocol):
     """A producer of log chunks and connection changes."""
 
     async def run(self, post: Post) -> None: ...
+
+
+WAITING_LIMIT = 8 * 1024 * 1024
+"""Bytes received but not yet parsed above which a source stops reading for a moment."""
+
+
+class Backpressure:
+    """How far parsing lags behind reading; a source awaits ``room`` after each chunk, so a
+    huge backlog (a long log at connect) stays in the file instead of in memory."""
+
+    def __init__(self, waiting: Callable[[], int], limit: int = WAITING_LIMIT) -> None:
+        self.waiting = waiting
+        self.limit = limit
+
+    async def room(self) -> None:
+        for _ in iter(lambda: self.waiting() > self.limit, False):
+            await asyncio.sleep(0.01)
+
+
+@runtime_checkable
+class Throttled(Protocol):
+    """A source that reads no faster than the app parses."""
+
+    throttle: Backpressure | None
 
 
 class Reconnectable(Protocol):
