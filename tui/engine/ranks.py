@@ -14,6 +14,7 @@ something changed since the previous call.
 
 from __future__ import annotations
 
+from tui.engine.grammar import sglang, vllm
 from tui.engine.grammar.hits import MemoryHit, ProgressHit, StageHit
 from tui.engine.snapshot import Progress, RankState, StageSpan
 from tui.engine.stages import Stage
@@ -155,5 +156,19 @@ class RankBuilder:
                 failed=self.failed,
                 history=tuple(self.spans),
                 draft_stage=self.draft_stage,
+                last_message=message_of(self.last_line),
             )
         return self._cached
+
+
+def message_of(line: str) -> str:
+    """``line`` without its envelope: SGLang's ``[time TAGS]``, vLLM's ``(proc pid=N)`` and
+    ``LEVEL time [file:line]``; a line without one is returned as it is."""
+    if line[:1] in "([":
+        envelope = sglang.ENVELOPE.match(line)
+        if envelope is not None:
+            return line[envelope.end() :]
+        prefix = vllm.PREFIX.match(line)
+        line = line[prefix.end() :] if prefix is not None else line
+    found = vllm.ENVELOPE.match(line)
+    return line[found.end() :] if found is not None else line

@@ -53,6 +53,8 @@ class RankState:
     draft_stage: Stage | None = None
     """While ``draft`` is True: the step the draft model is in (its weights, KV pool, graphs);
     ``stage`` stays the furthest stage the rank reached, so it never moves backwards."""
+    last_message: str = ""
+    """``last_line`` without its envelope (time stamp, rank tags, vLLM's level and source)."""
 
 
 @dataclass(frozen=True, slots=True)

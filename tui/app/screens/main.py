@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -14,7 +16,7 @@ from tui.app.widgets.header import StatusHeader
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankCard, RankPanel
 from tui.engine.estimate import startup_ranks
-from tui.engine.snapshot import RankState
+from tui.engine.snapshot import Progress, RankState
 from tui.engine.stages import Stage
 from tui.engine.stall import usual_for
 
@@ -40,9 +42,25 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
                 flag=flags.get(rank.tag, ""),
                 failing=rank.tag == failing,
                 gpu=_gpu_view(view, rank),
+                approx=None if frozen else approximate_progress(rank, shown),
             )
         )
     return cards
+
+
+_BARS_ON_ONE_RANK = (Stage.WEIGHT_LOADING, Stage.CUDA_GRAPH)
+
+
+def approximate_progress(rank: RankState, ranks: Sequence[RankState]) -> Progress | None:
+    """For a rank without bars of its own in weight loading or graph capture: the progress of a
+    rank in the same step that prints them (SGLang draws the bars on TP0 only)."""
+    if rank.progress is not None or rank.stage not in _BARS_ON_ONE_RANK:
+        return None
+    return next(
+        (other.progress for other in ranks
+         if other.progress is not None and other.stage is rank.stage and other.draft == rank.draft),
+        None,
+    )  # fmt: skip
 
 
 def _gpu_view(view: MonitorView, rank: RankState) -> RankGpuView | None:

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from tui.app import format as fmt
 from tui.app.logbook import printable
 from tui.app.widgets.gpu import RankGpuView, panel_line
-from tui.engine.snapshot import RankState
+from tui.engine.snapshot import Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
 _LINES = ("-stage", "-progress", "-memory", "-last")
@@ -31,6 +31,8 @@ class RankCard:
     failing: bool = False
     gpu: RankGpuView | None = None
     """The rank's GPU (telemetry joined with the log's memory figures), when known."""
+    approx: Progress | None = None
+    """Another rank's progress in the same step, shown as ``≈`` when this one prints no bars."""
 
     @property
     def lagging(self) -> bool:
@@ -148,17 +150,18 @@ class RankPanel(Vertical, can_focus=True):
         stage_key = (card.seconds_in_stage, card.usual_seconds, card.flag, card.failing,
                      rank.tag, rank.stage, rank.draft, rank.failed)  # fmt: skip
         if self.has_class("-compact"):
+            bar_key = ("compact", rank.progress, card.approx, rank.kv_tokens)
             return [
                 (partial(self._stage_line, card, with_tag=True), ("compact", stage_key)),
-                (partial(self._compact_bar, card), ("compact", rank.progress, rank.kv_tokens)),
+                (partial(self._compact_bar, card), bar_key),
                 (_blank, "blank"),
                 (_blank, "blank"),
             ]
         return [
             (partial(self._stage_line, card, with_tag=False), stage_key),
-            (partial(self._progress_line, rank), rank.progress),
+            (partial(self._progress_line, card), (rank.progress, card.approx)),
             (partial(self._memory, card), (rank.avail_gb, rank.used_gb, rank.kv_tokens, card.gpu)),
-            (partial(_last_line, rank.last_line), rank.last_line),
+            (partial(_last_line, rank.last_message or rank.last_line), rank.last_line),
         ]
 
     def render_text(self) -> str:
@@ -186,11 +189,12 @@ class RankPanel(Vertical, can_focus=True):
         gap = max(1, width - left.cell_length - len(timer))
         return Content.assemble(left, " " * gap, timer)
 
-    def _progress_line(self, rank: RankState, width: int) -> Content:
-        progress = rank.progress
+    def _progress_line(self, card: RankCard, width: int) -> Content:
+        progress = card.rank.progress or card.approx
         if progress is None:
             return fmt.bar(0.0, width).stylize("dim")
-        detail = f" {progress.done}/{progress.total} {fmt.progress_label(progress.label)}"
+        approx = "≈ " if card.rank.progress is None else ""
+        detail = f" {approx}{progress.done}/{progress.total} {fmt.progress_label(progress.label)}"
         detail = detail[: max(0, width // 2)]
         return fmt.bar(progress.fraction, width - len(detail)) + Content(detail)
 
@@ -206,11 +210,12 @@ class RankPanel(Vertical, can_focus=True):
         return content.truncate(width, ellipsis=True)
 
     def _compact_bar(self, card: RankCard, width: int) -> Content:
-        progress = card.rank.progress
+        progress = card.rank.progress or card.approx
         fraction = progress.fraction if progress is not None else 0.0
         tail = f" {fmt.tokens(card.rank.kv_tokens)} KV" if card.rank.kv_tokens else ""
         if progress is not None:
-            tail = f" {progress.done}/{progress.total}"
+            approx = "≈" if card.rank.progress is None else ""
+            tail = f" {approx}{progress.done}/{progress.total}"
         return fmt.bar(fraction, max(1, width - len(tail))) + Content(tail)
 
 
