@@ -80,6 +80,8 @@ def at_moment(
             app.state.touch()
             app.flush()
             await pilot.pause(0.1)
+        app.clear_notifications()  # the READY toast slides in on its own schedule
+        await pilot.pause()
 
     return run_before
 
