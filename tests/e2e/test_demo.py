@@ -149,3 +149,18 @@ def test_closing_the_terminal_also_cleans_up(demo: tuple[Pane, Path]) -> None:
     pid = _run_demo(pane, private)
     pane.wait_for("STARTING", "TP7")
     _quit_and_check_clean(pane, private, pid, close=True)
+
+
+def test_closing_the_terminal_while_the_demo_starts_cleans_up(demo: tuple[Pane, Path]) -> None:
+    pane, private = demo
+    pid = _run_demo(pane, private)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline and not list(private.glob("bringup-demo-*")):
+        time.sleep(0.05)
+    pane.tmux("kill-session", "-t", pane.name)
+    deadline = time.monotonic() + QUIT_SECONDS
+    while time.monotonic() < deadline and not _gone(pid):
+        time.sleep(0.2)
+    assert _gone(pid)
+    assert _processes_mentioning(str(private)) == []
+    assert [p.name for p in private.iterdir()] == []

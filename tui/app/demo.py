@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -153,6 +154,21 @@ class DemoHost:
         await self.server.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def abandon(self) -> None:
+        """The terminal is gone and the process is about to end: stop the simulated server and
+        remove every file now, without the event loop (what is in-process dies with it)."""
+        pid, self.sim_pid = self.sim_pid, None
+        if pid is None:  # launched, but its pid not read yet
+            with contextlib.suppress(OSError, ValueError):
+                pid = int(self.pid_file.read_text().strip())
+        if pid is not None:
+            _kill_group_now(pid)
+        # The SSH server's key folder exists before its ``info`` does (it is made first).
+        keys = getattr(self.server, "_dir", None)
+        if isinstance(keys, Path):
+            shutil.rmtree(keys, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
     async def _stop_sim(self) -> None:
         pid, self.sim_pid = self.sim_pid, None
         if pid is None:
@@ -179,3 +195,19 @@ async def _gone(group: int, timeout: float) -> bool:
             return False
         await asyncio.sleep(0.05)
     return False
+
+
+def _kill_group_now(group: int) -> None:
+    """SIGTERM the group, give it a moment, then SIGKILL whatever is left."""
+    for number, wait in ((signal.SIGTERM, STOP_WAIT_SECONDS), (signal.SIGKILL, 1.0)):
+        try:
+            os.killpg(group, number)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)

@@ -13,7 +13,8 @@ import asyncio
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tui.app.demo import DemoOptions
+    from tui.app.demo import DemoHost, DemoOptions
+    from tui.app.runner import ExitGuard
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,29 +39,45 @@ def run(args: argparse.Namespace) -> int:
     from tui.app.demo import DemoOptions
 
     options = DemoOptions(args.engine, args.scenario, args.time_scale)
-    return asyncio.run(_demo(options, args.theme))
+    try:
+        return asyncio.run(_demo(options, args.theme))
+    except asyncio.CancelledError:
+        return 1  # a signal ended the demo before the app ran; everything was stopped
 
 
 async def _demo(options: DemoOptions, theme: str | None) -> int:
+    from tui.app.demo import DemoHost
+    from tui.app.runner import exit_guard
+
+    # From the first moment: closing the terminal while the demo still starts must also stop
+    # what was started, so the signals are routed before anything is launched.
+    host = DemoHost(options)
+    with exit_guard() as guard:
+        guard.on_hangup = host.abandon
+        async with host as demo:
+            return await _watch_demo(demo, options, theme, guard)
+
+
+async def _watch_demo(
+    demo: DemoHost, options: DemoOptions, theme: str | None, guard: ExitGuard
+) -> int:
     from tui.app.bench_worker import DEMO_BENCH
     from tui.app.build import WatchSettings, build_app
-    from tui.app.demo import DemoHost
     from tui.app.model import Target
     from tui.app.runner import run_app
     from tui.app.themes import DEFAULT_THEME
 
-    async with DemoHost(options) as demo:
-        if demo.session is None:
-            return 1
-        settings = WatchSettings(
-            target=Target(f"demo {options.scenario}", demo.label),
-            log_path=str(demo.log_path),
-            port=demo.port,
-            engine=options.engine,
-            theme=theme or DEFAULT_THEME,
-            expected_seconds=600.0 * options.time_scale,
-            bench=DEMO_BENCH,
-            telemetry=demo.telemetry(),
-            history=True,
-        )
-        return await run_app(build_app(demo.session, settings))
+    if demo.session is None:
+        return 1
+    settings = WatchSettings(
+        target=Target(f"demo {options.scenario}", demo.label),
+        log_path=str(demo.log_path),
+        port=demo.port,
+        engine=options.engine,
+        theme=theme or DEFAULT_THEME,
+        expected_seconds=600.0 * options.time_scale,
+        bench=DEMO_BENCH,
+        telemetry=demo.telemetry(),
+        history=True,
+    )
+    return await run_app(build_app(demo.session, settings), guard)
