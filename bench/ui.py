@@ -40,6 +40,7 @@ WARMUP = 2.0
 SCENARIOS = ("idle", "busy", "backlog", "memory")
 TARGETS = {"idle": "< 1 %", "busy": "< 25 %", "backlog": "< 50 ms", "memory": "< 200 MB"}
 ROOT = Path(__file__).resolve().parents[1]
+SOCKET = "bringup-bench"  # a private tmux server: the user's own sessions are never touched
 Post = Callable[[Message], object]
 
 
@@ -199,17 +200,18 @@ def in_tmux(scenario: str) -> dict[str, float]:
     session = f"bringup-bench-{os.getpid()}-{scenario}"
     command = f"{sys.executable} -m bench.ui --child {scenario} {out}"
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48", "-c", str(ROOT),
-         command],
+        ["tmux", "-L", SOCKET, "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
+         "-c", str(ROOT), command],
         check=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 600
+        deadline = time.monotonic() + 1800
         while not out.exists() and time.monotonic() < deadline:
             time.sleep(0.5)
         return json.loads(out.read_text()) if out.exists() else {}
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False, capture_output=True)
+        subprocess.run(["tmux", "-L", SOCKET, "kill-session", "-t", session], check=False,
+                       capture_output=True)  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)
 
 
