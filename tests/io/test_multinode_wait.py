@@ -8,11 +8,13 @@ goes to node 0's port only.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -69,6 +71,15 @@ class Nodes:
             self.aliases[0], str(self.logs[0]), self.ports[0], "auto", timeout, json=True,
             ssh_config=self.ssh_config, more_nodes=more[1:], **options,
         )  # fmt: skip
+
+    async def logged(self, node: int, text: str, timeout: float = 60.0) -> None:
+        """Wait until node ``node``'s log holds ``text`` (a loaded machine starts slowly)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.logs[node].exists() and text in self.logs[node].read_text(errors="replace"):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"node {node} never logged {text!r}")
 
     def joined(self, node: int) -> float:
         """When the node's first rank logged ``Init parallel begin`` (log seconds)."""
@@ -134,6 +145,7 @@ async def test_two_nodes_one_joining_late_are_ready_only_when_both_are(nodes_of:
 async def test_a_late_node_is_named_when_the_wait_gives_up(nodes_of: Any) -> None:
     nodes = nodes_of(2)
     nodes.start(16, "--scenario", "node-lag", only=range(1))
+    await nodes.logged(0, "Init parallel begin.")
     code, records = await run_wait(nodes.plan(timeout=3.0))
     verdict = records[-1]
     assert (verdict["verdict"], code) == ("TIMEOUT", 2), verdict
