@@ -40,7 +40,9 @@ _Known = tuple[str, int, int, bool, Shape]
 """A cached shape spread out (a plain tuple unpacks faster): rank, kind, message start,
 whether each line must be confirmed, and the shape itself."""
 _SLOW: _Known = ("", SLOW_SHAPE.kind, 0, False, SLOW_SHAPE)
-_PROBLEM = re.compile(r"\b(?:ERROR|CRITICAL|WARNING|Error|Exception|Traceback|[Ff]ailed|Warning)\b")
+_PROBLEM = re.compile(
+    r"\b(?:ERROR|CRITICAL|WARNING|\w*Error|\w*Exception|Traceback|[Ff]ailed|\w*Warning)\b"
+)
 
 
 class LogLine(NamedTuple):
