@@ -144,9 +144,9 @@ async def test_two_nodes_one_joining_late_are_ready_only_when_both_are(nodes_of:
 
 async def test_a_late_node_is_named_when_the_wait_gives_up(nodes_of: Any) -> None:
     nodes = nodes_of(2)
-    nodes.start(16, "--scenario", "node-lag", only=range(1))
+    nodes.start(16, "--scenario", "node-lag", only=range(1), scale="0.05")
     await nodes.logged(0, "Init parallel begin.")
-    code, records = await run_wait(nodes.plan(timeout=3.0))
+    code, records = await run_wait(nodes.plan(timeout=10.0))
     verdict = records[-1]
     assert (verdict["verdict"], code) == ("TIMEOUT", 2), verdict
     assert "node 0: waiting for node 1" in verdict["detail"]
@@ -156,8 +156,9 @@ async def test_a_late_node_is_named_when_the_wait_gives_up(nodes_of: Any) -> Non
 async def test_a_hang_on_node_one_fails_the_wait_on_that_rank(nodes_of: Any) -> None:
     nodes = nodes_of(2)
     nodes.start(16, "--scenario", "node-hang", "--fail-rank", "3")
+    await nodes.logged(1, "TP11] Load weight begin.")  # every rank is up: judge ranks only
     policy = StallPolicy(factor=1.0, floor=1.0)
-    plan = nodes.plan(fail_on_stall=True, expected_startup=6.0, stall=policy)
+    plan = nodes.plan(fail_on_stall=True, expected_startup=10.0, stall=policy)
     code, records = await run_wait(plan)
     verdict = records[-1]
     assert (verdict["verdict"], code) == ("STALLED", 1), verdict

@@ -21,6 +21,7 @@ from tui.io.session import HostSession
 from tui.io.ssh import ConnectError
 
 _CLUSTER_EVENTS = (NodeJoined, NodeReady, AllNodesReady)
+CLOSE_SECONDS = 10.0
 
 
 class ClusterWatcher(Watcher):
@@ -71,9 +72,18 @@ async def wait_for_cluster(plan: WaitPlan, report: Report) -> int:
     except asyncio.TimeoutError:
         verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, timeout_detail(watcher)
     finally:
-        await asyncio.gather(*(session.close() for session in set(sessions)))
+        await close_all(sessions)
     report.verdict(verdict, code, detail)
     return code
+
+
+async def close_all(sessions: list[HostSession]) -> None:
+    """Close every host's session; a host that does not answer cannot hold the verdict up."""
+    closing = asyncio.gather(*(session.close() for session in set(sessions)))
+    try:
+        await asyncio.wait_for(closing, CLOSE_SECONDS)
+    except asyncio.TimeoutError:
+        return
 
 
 def _sessions(plan: WaitPlan, listener: Callable[[ConnectionEvent], None]) -> list[HostSession]:
