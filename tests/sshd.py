@@ -124,6 +124,12 @@ class TestServer:
         values.update(overrides)
         return SshTarget(**values)  # type: ignore[arg-type]
 
+    def has_connections(self) -> bool:
+        """Whether any client connection is open on the server side."""
+        if self._embedded is not None:
+            return bool(self._embedded.server.connections)
+        return bool(self.connection_pids())
+
     def connection_pids(self) -> list[int]:
         """Server-side processes, one per open connection (OpenSSH only)."""
         return children_of(self._process.pid) if self._process is not None else []

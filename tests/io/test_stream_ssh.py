@@ -50,13 +50,13 @@ async def test_twenty_dropped_connections_lose_and_repeat_nothing(
     async with collecting(session.tail(str(log), options=FAST)) as got:
         for drop in range(20):
             await asyncio.sleep(rng.uniform(0.02, 0.25))
-            await eventually(lambda: session.connected)
+            await eventually(lambda: session.connected and ssh_server.has_connections())
             assert ssh_server.drop_connections() >= 1, f"drop {drop} found no connection"
-        await eventually(lambda: sum(isinstance(e, Reconnected) for e in events) >= 20)
+        await eventually(lambda: sum(isinstance(e, Reconnected) for e in events) >= 20, 120)
         writer.terminate()
         await asyncio.to_thread(writer.wait)
         size = log.stat().st_size
-        await eventually(lambda: len(got.current) >= size)
+        await eventually(lambda: len(got.current) >= size, 120, state=got)
     assert sha256(got.current) == sha256(log.read_bytes())
     assert got.offsets_ok
     assert set(got.kinds) <= {MarkerKind.RESUMED}

@@ -102,18 +102,17 @@ class Pump:
             tasks.add(self._probe)
         timeout = None if self._probe else max(0.0, self._probe_at - self._loop.time())
         done, _ = await asyncio.wait(tasks, timeout=timeout, return_when="FIRST_COMPLETED")
-        items: list[TailItem] = []
         if self._reader in done:
+            # Bytes go out before anything else is looked at: once the offset has moved past
+            # them, a failure in the same step must not keep them from the reader.
             data, self._reader = self._reader.result(), None
-            items += await self.accept(data)
-            if not data:
-                self.finished = self.ended = True
-                return items
+            self.finished = self.ended = not data
+            return await self.accept(data)
         if self._probe is not None and self._probe in done:
-            items += await self._checked(*self._probe.result())
-        elif self._probe is None and self._loop.time() >= self._probe_at:
+            return await self._checked(*self._probe.result())
+        if self._probe is None and self._loop.time() >= self._probe_at:
             self._probe = asyncio.create_task(self._ask())
-        return items
+        return []
 
     async def _checked(self, asked: Asked, report: FileReport | None) -> list[TailItem]:
         self._probe, self._probe_at = None, self._loop.time() + self.options.probe_interval

@@ -20,7 +20,7 @@ from tui.io.tail_remote import (
     read_range_argv,
 )
 from tui.io.tail_state import FileState, TailOptions, printable
-from tui.io.transport import Transport
+from tui.io.transport import Transport, TransportError
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +35,19 @@ class Previous:
 async def find_previous(
     transport: Transport, path: str, state: FileState, options: TailOptions
 ) -> Previous | None:
-    """Look beside ``path`` for the inode we followed, or for a copy with its fingerprint."""
+    """Look beside ``path`` for the inode we followed, or for a copy with its fingerprint.
+
+    Never raises: when the host cannot be asked, nothing is found (a later read notices a lost
+    link), so bytes already counted are never held back by a failed look.
+    """
     if state.identity is None:
         return None
     start, window = state.window_request()
     argv = locate_argv(path, state.identity[1], len(state.head), start, window)
-    result = await transport.run(argv, timeout=options.command_timeout)
     try:
+        result = await transport.run(argv, timeout=options.command_timeout)
         candidates = parse_locate(result.stdout)
-    except ReportError:
+    except (TransportError, ReportError):
         return None
     return _pick(candidates, state)
 
@@ -75,11 +79,12 @@ async def read_missed(
         return []
     wanted = min(missing, options.recover_limit)
     argv = read_range_argv(previous.name, state.offset, wanted)
-    result = await transport.run(argv, timeout=options.command_timeout)
-    items: list[TailItem] = []
-    if result.stdout:
-        items.append(state.advance(result.stdout[:wanted]))
-    left = missing - min(len(result.stdout), wanted)
+    try:
+        read = (await transport.run(argv, timeout=options.command_timeout)).stdout[:wanted]
+    except TransportError:
+        read = b""
+    items: list[TailItem] = [state.advance(read)] if read else []
+    left = missing - len(read)
     if left > 0:
         items.append(Gap(left, f"{left} bytes of {printable(previous.name)} were not read back"))
     return items
