@@ -9,7 +9,8 @@ of a hostile file can break the framing.
   bytes just before the resume offset), then ``exec``s ``tail -c +N -f`` with its standard
   error merged into the stream, so ``tail``'s own "file truncated" notice arrives exactly where
   the bytes of the new content begin.
-- :data:`PROBE` prints the same description without following (the periodic check).
+- :data:`PROBE_LOOP` answers the same description on request, from one long-lived shell (the
+  periodic check).
 - :data:`LOCATE` describes the files beside the log that may hold its previous content: the
   old inode after a rename, or the copy left by copy-truncate rotation.
 - :data:`READ_RANGE` prints a byte range of a file.
@@ -31,10 +32,6 @@ describe() {
   head -c "$2" -- "$1" | od -An -v -tx1 | tr -d ' \n'; echo
   tail -c +"$(($3 + 1))" -- "$1" | head -c "$4" | od -An -v -tx1 | tr -d ' \n'; echo
 }
-"""
-
-PROBE = _DESCRIBE + r"""
-describe "$1" "$2" "$3" "$4" || echo missing
 """
 
 FOLLOW = _DESCRIBE + r"""
@@ -66,10 +63,6 @@ tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"
 def script_argv(script: str, args: Sequence[str | int]) -> list[str]:
     """``sh -c SCRIPT sh ARGS...``: the argument vector that runs a script with arguments."""
     return ["sh", "-c", script, "sh", *(str(a) for a in args)]
-
-
-def probe_argv(path: str, head: int, window_start: int, window: int) -> list[str]:
-    return script_argv(PROBE, [path, head, window_start, window])
 
 
 def follow_argv(
@@ -123,14 +116,6 @@ def parse_report(lines: Sequence[bytes]) -> FileReport:
         raise ReportError(f"bad report header: {lines[0][:80]!r}")
     pid, dev, ino, size = (int(n) for n in numbers)
     return FileReport(pid, dev, ino, size, _unhex(lines[1]), _unhex(lines[2]))
-
-
-def parse_probe(output: bytes) -> FileReport | None:
-    """Parse :data:`PROBE` output; None when the file does not exist."""
-    lines = output.split(b"\n")
-    if lines[0].strip() == b"missing":
-        return None
-    return parse_report(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +257,7 @@ while read -r hl ws wl; do
   describe "$1" "$hl" "$ws" "$wl" || echo missing
 done
 """
-"""A long-lived checker: one ``hl ws wl`` request line in, one :data:`PROBE` answer out.
+"""A long-lived checker: one ``hl ws wl`` request line in, one description (or ``missing``) out.
 
 Running checks in one shell avoids starting a login shell (and its start-up files) each time.
 """
