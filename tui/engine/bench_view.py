@@ -33,9 +33,7 @@ def accepts_between(before: DecodeSummary, after: DecodeSummary) -> tuple[float,
     new = after.accept_count - before.accept_count
     if new < 0:
         new = after.accept_count
-    if new <= 0:
-        return ()
-    return after.accept_len[-new:]
+    return after.latest_accepts(new)
 
 
 _SGLANG_COUNTER = re.compile(

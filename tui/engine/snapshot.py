@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tui.engine.stages import FailureKind, Outcome, Stage
@@ -68,18 +69,101 @@ class Failure:
     stage: Stage | None
 
 
-@dataclass(frozen=True, slots=True)
-class DecodeSummary:
-    """Decode statistics seen in the log; value lists are bounded to the most recent samples."""
+FigureSlots = tuple[tuple[float | None, ...], tuple[float | None, ...], tuple[float | None, ...]]
+"""The latest figure slots of each kind (gen throughput, accept len, accept rate), oldest
+first; a slot whose number could not be read is None."""
 
-    lines: int = 0
-    gen_throughput: tuple[float, ...] = ()
-    accept_len: tuple[float, ...] = ()
-    accept_rate: tuple[float, ...] = ()
-    accept_count: int = 0
-    """Accept-length values seen in this run; ``accept_len`` keeps only the newest of them, so
-    the values that arrived between two summaries are the last ``b.accept_count -
-    a.accept_count`` of the later one."""
+
+class DecodeSummary:
+    """Decode statistics seen in the log; value lists are bounded to the most recent samples.
+
+    Each list holds the readable figures among the latest 512 *slots* of its kind (a slot is a
+    figure the log printed; one that is not a finite number leaves a gap). The figures are read
+    from the log text on first access (a replay reads only the last ones), then kept. Instances
+    are immutable and compare by value.
+    """
+
+    __slots__ = ("_accept_count", "_lines", "_source", "_values")
+
+    def __init__(
+        self,
+        lines: int = 0,
+        gen_throughput: tuple[float, ...] = (),
+        accept_len: tuple[float, ...] = (),
+        accept_rate: tuple[float, ...] = (),
+        accept_count: int = 0,
+        *,
+        read: Callable[[], FigureSlots] | None = None,
+    ) -> None:
+        """Either the figures themselves, or ``read``: called once, when first needed."""
+        self._lines = lines
+        self._accept_count = accept_count
+        self._source: FigureSlots | Callable[[], FigureSlots] = (
+            (gen_throughput, accept_len, accept_rate) if read is None else read
+        )
+        self._values: tuple[tuple[float, ...], ...] | None = None
+
+    @property
+    def lines(self) -> int:
+        """Decode lines seen in this run."""
+        return self._lines
+
+    @property
+    def accept_count(self) -> int:
+        """Accept-length slots seen in this run; ``accept_len`` keeps only the newest of them, so
+        the values that arrived between two summaries ``a`` and ``b`` are
+        ``b.latest_accepts(b.accept_count - a.accept_count)``."""
+        return self._accept_count
+
+    @property
+    def gen_throughput(self) -> tuple[float, ...]:
+        return self._readable()[0]
+
+    @property
+    def accept_len(self) -> tuple[float, ...]:
+        return self._readable()[1]
+
+    @property
+    def accept_rate(self) -> tuple[float, ...]:
+        return self._readable()[2]
+
+    def latest_accepts(self, count: int) -> tuple[float, ...]:
+        """The readable accept lengths among the latest ``count`` slots (as many as are kept)."""
+        if count <= 0:
+            return ()
+        return tuple(value for value in self.slots()[1][-count:] if value is not None)
+
+    def slots(self) -> FigureSlots:
+        """Every kept slot, gaps included (read from the log text on the first call)."""
+        source = self._source
+        if callable(source):
+            source = self._source = source()
+        return source
+
+    def _readable(self) -> tuple[tuple[float, ...], ...]:
+        if self._values is None:
+            self._values = tuple(
+                tuple(value for value in kind if value is not None) for kind in self.slots()
+            )
+        return self._values
+
+    def _key(self) -> tuple[int, int, FigureSlots]:
+        return (self._lines, self._accept_count, self.slots())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DecodeSummary):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        gen, accept, rate = self.slots()
+        return (
+            f"DecodeSummary(lines={self._lines}, gen_throughput={gen!r}, accept_len={accept!r},"
+            f" accept_rate={rate!r}, accept_count={self._accept_count})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
