@@ -1,16 +1,18 @@
-"""Ground truth: the client measures what the simulator was told to do.
+"""Ground truth: the client measures what the simulator was told to do, alone and eight at a time.
 
 The simulator paces tokens exactly: the first token ``--ttft-ms`` after it admits a request,
 token ``m`` at ``first + (m - 1) / --decode-tok-s``, verify steps averaging ``--accept-len``.
-Per-request decode speed and accept length are therefore exact up to scheduling jitter. The
-client's TTFT also holds what happens before the simulator's clock starts (sending the request,
-the HTTP server parsing it, waiting behind the other requests of a burst). The simulator reports
-its own time from that start to its last chunk (``meta_info.e2e_latency``); the client saw the
-first and last chunks arrive, so the simulator's TTFT is that time less the client's
-first-to-last span, and that is what is compared with ``--ttft-ms``. The raw TTFT is only
-required to be at least the configured one. At concurrency 8 the eight first chunks arrive in
-one burst on a machine whose cores the simulator shares, which moves single arrival stamps by a
-few milliseconds; there the TTFT check allows 10 %.
+Per-request decode speed and accept length are therefore exact up to scheduling jitter, and must
+be within 2 % of the flags, with exact token counts.
+
+The client's TTFT also holds what happens before the simulator's clock starts: sending the
+request, the HTTP server reading it, and at concurrency 8 waiting behind the other requests of
+the burst, both in the client and in the server. The client measures that part itself: before
+each level it sends ``concurrency`` no-op requests together and times them (the level's round
+trip). The TTFT less the median round trip must be within 2 % of ``--ttft-ms``; the raw TTFT is
+only required to be at least the configured one. A first token several hundred milliseconds out
+and a moderate decode speed keep a few milliseconds of scheduling noise on a shared machine well
+inside 2 %.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ import pytest
 
 from tests.conftest import REPO
 from tui.data.prompts import workload_prompts
-from tui.engine.bench import RequestRecord
 from tui.io.bench_client import BenchClient, LevelReport, Workload
 
-TTFT, DECODE, ACCEPT, OUTPUT = 0.050, 200.0, 2.5, 160
+TTFT, DECODE, ACCEPT, OUTPUT = 0.800, 50.0, 2.5, 128
+TOLERANCE = 0.02
 # Other processes on a shared machine can only disturb timing, never improve it, so a level is
 # measured up to this many times and must be accurate in one of them; counts must always be exact.
 ATTEMPTS = 3
@@ -87,10 +89,12 @@ def sim_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait()
 
 
-def _server_ttft(record: RequestRecord) -> float:
-    """The simulator's own TTFT: its start-to-last-chunk time less the first-to-last span."""
-    assert record.server_latency is not None
-    return record.server_latency - (record.chunks[-1].at - record.chunks[0].at)
+def _net_ttft(level: LevelReport) -> float | None:
+    """The median TTFT less the median round trip of the level's no-op requests."""
+    ttft = level.result.ttft.median
+    if ttft is None or not level.round_trips:
+        return None
+    return ttft - statistics.median(level.round_trips)
 
 
 def _measure(url: str, concurrency: int, count: int) -> LevelReport:
@@ -105,30 +109,32 @@ def _measure(url: str, concurrency: int, count: int) -> LevelReport:
     return asyncio.run(go())
 
 
-def _misses(level: LevelReport, ttft_tolerance: float) -> list[str]:
-    """The timing figures of ``level`` that are off the truth by more than allowed."""
+def errors(level: LevelReport) -> dict[str, float | None]:
+    """Each timing figure's relative error against the truth (None: not measured)."""
     result = level.result
     figures = {
-        "decode tok/s": (result.decode_speed.median, DECODE, 0.02),
-        "accept length": (result.accept_length, ACCEPT, 0.02),
-        "simulator TTFT s": (
-            statistics.median(_server_ttft(record) for record in level.records),
-            TTFT,
-            ttft_tolerance,
-        ),
+        "decode tok/s": (result.decode_speed.median, DECODE),
+        "accept length": (result.accept_length, ACCEPT),
+        "TTFT less round trip": (_net_ttft(level), TTFT),
     }
+    return {
+        name: None if value is None else (value - truth) / truth
+        for name, (value, truth) in figures.items()
+    }
+
+
+def _misses(level: LevelReport) -> list[str]:
+    """The timing figures of ``level`` that are off the truth by more than allowed."""
     return [
-        f"{name} {value} vs {truth}"
-        for name, (value, truth, tolerance) in figures.items()
-        if value is None or abs(value - truth) > tolerance * truth
+        f"{name} off by {'nothing measured' if error is None else f'{error:+.2%}'}"
+        for name, error in errors(level).items()
+        if error is None or abs(error) > TOLERANCE
     ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("concurrency", "count", "ttft_tolerance"), [(1, 4, 0.02), (8, 8, 0.1)])
-def test_client_measures_the_simulated_truth(
-    sim_url: str, concurrency: int, count: int, ttft_tolerance: float
-) -> None:
+@pytest.mark.parametrize(("concurrency", "count"), [(1, 3), (8, 8)])
+def test_client_measures_the_simulated_truth(sim_url: str, concurrency: int, count: int) -> None:
     attempts: list[list[str]] = []
     for _ in range(ATTEMPTS):
         level = _measure(sim_url, concurrency, count)
@@ -138,8 +144,11 @@ def test_client_measures_the_simulated_truth(
         assert result.token_mismatches == 0
         assert result.total_output_tokens == count * OUTPUT
         assert all(r.ttft is not None and r.ttft >= TTFT for r in level.records)
+        assert len(level.round_trips) == concurrency
         assert level.after.avg_spec_accept_length is not None
-        attempts.append(_misses(level, ttft_tolerance))
+        shown = {name: f"{e:+.2%}" if e is not None else None for name, e in errors(level).items()}
+        print(f"c={concurrency}: {shown}")
+        attempts.append(_misses(level))
         if not attempts[-1]:
             return
     pytest.fail(f"timing off the truth in every attempt: {attempts}")

@@ -5,6 +5,12 @@ workers pull prompts from one queue, so exactly that many requests are in flight
 is stamped with ``time.perf_counter`` as its line arrives; JSON is decoded once per line. The
 arithmetic lives in ``tui.engine.bench``; this module only measures.
 
+Before each level, after its warm-up, ``concurrency`` no-op requests (``GET /v1/models``) go out
+together, twice: the first round opens one connection per request the level will have in flight
+(so no measured request pays for a TCP connect or, through an SSH forward, a channel open), the
+second is timed. Its median is the level's round trip: the part of every TTFT that is transport
+and HTTP handling rather than the server's own time to the first token.
+
 Before and after each level the server's own view of speculative decoding is read: SGLang's
 ``/server_info`` lifetime ``avg_spec_accept_length`` (reported as is, it includes all earlier
 traffic) and vLLM's ``/metrics`` counters (differenced over the level).
@@ -13,6 +19,7 @@ traffic) and vLLM's ``/metrics`` counters (differenced over the level).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -21,7 +28,14 @@ from typing import Any
 
 import httpx
 
-from tui.engine.bench import Chunk, LevelResult, RequestRecord, result_fields, summarize
+from tui.engine.bench import (
+    Chunk,
+    Distribution,
+    LevelResult,
+    RequestRecord,
+    result_fields,
+    summarize,
+)
 from tui.engine.bench_stream import (
     ENDPOINT_PATHS,
     StreamReader,
@@ -33,6 +47,8 @@ from tui.engine.bench_stream import (
 from tui.engine.sanitize import sanitize_text
 
 WARMUP_OUTPUT_LEN = 32
+NOOP_PATH = "/v1/models"
+HOLD_SECONDS = 10.0
 
 
 def clean(text: str, limit: int = 200) -> str:
@@ -70,6 +86,8 @@ class LevelReport:
     records: tuple[RequestRecord, ...]
     before: ServerView
     after: ServerView
+    round_trips: tuple[float, ...] = ()
+    """Seconds each timed no-op request took, all ``concurrency`` of them sent together."""
 
 
 def level_fields(report: LevelReport) -> dict[str, Any]:
@@ -77,7 +95,8 @@ def level_fields(report: LevelReport) -> dict[str, Any]:
 
     ``server_avg_spec_accept_length_before``/``_after`` are SGLang's lifetime averages (they
     include every earlier request); ``spec_decode_acceptance_length`` is vLLM's
-    ``1 + accepted/drafts`` over this level's counter differences.
+    ``1 + accepted/drafts`` over this level's counter differences; ``median_round_trip_ms`` is
+    the median time of the level's no-op requests.
     """
     fields = result_fields(report.result)
     fields["server_avg_spec_accept_length_before"] = report.before.avg_spec_accept_length
@@ -85,6 +104,8 @@ def level_fields(report: LevelReport) -> dict[str, Any]:
     fields["spec_decode_acceptance_length"] = accept_length_between(
         report.before.spec_counters, report.after.spec_counters
     )
+    trips = Distribution.of(report.round_trips)
+    fields["median_round_trip_ms"] = None if trips.median is None else trips.median * 1000.0
     return fields
 
 
@@ -97,6 +118,23 @@ async def detect_endpoint(base_url: str) -> str:
         except (httpx.HTTPError, ValueError):
             found = False
     return "generate" if found else "completions"
+
+
+class _Gate:
+    """Holds tasks until ``count`` of them have arrived (``asyncio.Barrier`` needs 3.11)."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self._open = asyncio.Event()
+
+    def arrive(self) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self._open.set()
+
+    async def passed(self, timeout: float) -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._open.wait(), timeout)
 
 
 class BenchClient:
@@ -138,13 +176,42 @@ class BenchClient:
         warmups = self.workload.prompts[: self.workload.warmup_requests]
         if warmups:
             await self._send_all(warmups, min(concurrency, len(warmups)), WARMUP_OUTPUT_LEN)
+        await self.round_trips(concurrency)
+        trips = await self.round_trips(concurrency)
         before = await self.server_view()
         started = time.perf_counter()
         records = await self._send_all(self.workload.prompts, concurrency, None)
         duration = time.perf_counter() - started
         after = await self.server_view()
         result = summarize(records, concurrency, duration)
-        return LevelReport(result, tuple(records), before, after)
+        return LevelReport(result, tuple(records), before, after, trips)
+
+    async def round_trips(self, concurrency: int) -> tuple[float, ...]:
+        """Times of ``concurrency`` no-op requests sent together, each on its own connection.
+
+        Every request keeps its connection until all have been answered, so the pool ends up
+        holding that many open connections. A request that failed is left out.
+        """
+        gate = _Gate(max(1, concurrency))
+
+        async def one() -> float | None:
+            took, arrived = None, False
+            started = time.perf_counter()
+            try:
+                async with self._http.stream("GET", NOOP_PATH, timeout=10.0) as response:
+                    await response.aread()
+                    took = time.perf_counter() - started
+                    gate.arrive()
+                    arrived = True
+                    await gate.passed(HOLD_SECONDS)
+            except (httpx.HTTPError, OSError):
+                pass
+            if not arrived:
+                gate.arrive()
+            return took
+
+        found = await asyncio.gather(*(one() for _ in range(gate.left)))
+        return tuple(took for took in found if took is not None)
 
     async def _send_all(
         self, prompts: Sequence[str], concurrency: int, output_len: int | None
