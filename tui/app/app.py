@@ -290,7 +290,7 @@ class MonitorApp(App[int]):
         return self.launch_control.check(action)
 
     def action_bench(self) -> None:
-        self.bench.start()
+        self.bench.run_again(None if self.last_view is None else self.last_view.verdict)
 
     def action_compare(self) -> None:
         self.bench.compare()

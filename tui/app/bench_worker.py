@@ -177,8 +177,17 @@ class BenchControl:
 
     # --- running -------------------------------------------------------------------------
 
+    def run_again(self, verdict: Verdict | None) -> None:
+        """The ``b`` key: benchmark now if the verdict on screen is READY, else say why not."""
+        if verdict is not Verdict.READY:
+            shown = "not known yet" if verdict is None else verdict.value
+            self.app.notify(f"not benchmarked: the server is {shown}, not READY", markup=False,
+                            severity="warning")  # fmt: skip
+            return
+        self.start()
+
     def start(self) -> None:
-        """Benchmark now (the ``b`` key), unless one is already running."""
+        """Benchmark now, unless one is already running."""
         if self.setup is None:
             self.app.notify("no server port to benchmark", markup=False)
             return
