@@ -41,6 +41,10 @@ from tui.app.widgets.gpu import GpuTelemetryUpdated
 from tui.io.telemetry import TelemetryChannel
 
 FLUSH_SECONDS = 0.1
+"""Delay between a change after a quiet spell and the repaint that shows it."""
+BUSY_FLUSH_SECONDS = 0.25
+"""Least time between two repaints while changes keep coming (a log flood): the screen then
+shows the latest state four times a second instead of ten."""
 CLOCK_SECONDS = 1.0
 
 
@@ -103,6 +107,7 @@ class MonitorApp(App[int]):
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
+        self._flushed_at = 0.0
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(SEMANTIC_DEFAULTS)
@@ -213,12 +218,16 @@ class MonitorApp(App[int]):
         self.state.touch()
 
     def _arm_flush(self) -> None:
-        """The one flush timer: armed by the first change, so an idle app never wakes for it."""
+        """The one flush timer: armed by the first change, so an idle app never wakes for it;
+        soon after a quiet spell, at a slower pace while changes keep coming."""
         if self._flush_timer is None:
-            self._flush_timer = self.set_timer(FLUSH_SECONDS, self._flush_due)
+            since = time.monotonic() - self._flushed_at
+            delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - since)
+            self._flush_timer = self.set_timer(delay, self._flush_due)
 
     def _flush_due(self) -> None:
         self._flush_timer = None
+        self._flushed_at = time.monotonic()
         self.flush()
 
     def flush(self) -> None:

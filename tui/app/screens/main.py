@@ -20,9 +20,15 @@ from tui.engine.snapshot import Progress, RankState
 from tui.engine.stages import Stage
 from tui.engine.stall import usual_for
 
+PANEL_CLOCK_STEP = 5.0
+"""Seconds between steps of the panels' stage timers. They all step together, aligned to the
+clock, so a quiet screen repaints its panels every few seconds rather than every second (the
+header's timer still counts seconds)."""
+
 
 def rank_cards(view: MonitorView) -> list[RankCard]:
-    """One card per rank, with the time spent in its current stage."""
+    """One card per rank, with the time spent in its current stage (in steps of
+    ``PANEL_CLOCK_STEP``, taken together for every panel)."""
     failure = view.snapshot.failure
     failing = failure.rank if failure is not None else None
     flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
@@ -30,9 +36,10 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
     shown = startup_ranks(view.snapshot)
     ended = view.snapshot.stopped or failure is not None
     last_word = max((rank.last_seen_at for rank in shown), default=view.now)
+    stepped = view.now - view.now % PANEL_CLOCK_STEP
     for rank in shown:
         frozen = ended or rank.failed or rank.stage.order >= Stage.READY.order
-        end = last_word if ended else rank.last_seen_at if frozen else view.now
+        end = last_word if ended else rank.last_seen_at if frozen else stepped
         usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
         cards.append(
             RankCard(

@@ -113,19 +113,30 @@ class TimerLine(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.view: MonitorView | None = None
-        self._drawn: Content | None = None
+        self._drawn: tuple[int, Content] | None = None
+        self._fresh: tuple[int, Content] | None = None
+        """The line ``show`` just made, drawn as is when the width has not changed since."""
 
     def show(self, view: MonitorView) -> None:
         self.view = view
-        line = timer_line(view, max(20, self.content_size.width))
-        if self._drawn is None or not line.is_same(self._drawn):
+        width = self._width
+        line = timer_line(view, width)
+        if self._drawn is None or not line.is_same(self._drawn[1]):
+            self._fresh = (width, line)
             self.refresh()
+
+    @property
+    def _width(self) -> int:
+        return max(20, self.content_size.width)
 
     def render(self) -> Content:
         if self.view is None:
             return Content("")
-        self._drawn = timer_line(self.view, max(20, self.content_size.width))
-        return self._drawn
+        width = self._width
+        fresh, self._fresh = self._fresh, None
+        line = fresh[1] if fresh is not None and fresh[0] == width else None
+        self._drawn = (width, line or timer_line(self.view, width))
+        return self._drawn[1]
 
 
 class StatusHeader(Vertical):
