@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar
 
 from textual import on
@@ -34,10 +34,12 @@ from tui.app.screens.help import HelpScreen, key_rows
 from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main import MainScreen
 from tui.app.sources import Backpressure, Source, Throttled
+from tui.app.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackControl
 from tui.app.state import MonitorState
 from tui.app.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu import GpuTelemetryUpdated
+from tui.io.session import HostSession
 from tui.io.telemetry import TelemetryChannel
 
 FLUSH_SECONDS = 0.1
@@ -65,6 +67,7 @@ class MonitorApp(App[int]):
         Binding("question_mark", "help", "Help", id="help"),
         *LAUNCH_BINDINGS,
         *BENCH_BINDINGS,
+        *STACK_BINDINGS,
         *(
             Binding(str(n), f"focus_rank({n - 1})", f"Rank {n}", id=f"rank-{n}", show=False)
             for n in range(1, 10)
@@ -89,6 +92,7 @@ class MonitorApp(App[int]):
         read_only: bool = False,
         bench: BenchSetup | None = None,
         telemetry: TelemetryChannel | None = None,
+        hosts: Sequence[HostSession] = (),
     ) -> None:
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
@@ -104,6 +108,9 @@ class MonitorApp(App[int]):
         self._reconnect = reconnect
         self.launch_control = LaunchControl(self, launcher, read_only)
         self.bench = BenchControl(self, bench, lambda: self.state.link.snapshot)
+        self.stacks = StackControl(
+            self, self.state, hosts, lambda: self.launch_control.statuses, self.open_rank_log
+        )
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
@@ -296,6 +303,8 @@ class MonitorApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in BENCH_ACTIONS:
             return self.bench.check(action)
+        if action in STACK_ACTIONS:
+            return self.stacks.check(action)
         return self.launch_control.check(action)
 
     def action_bench(self) -> None:
@@ -303,6 +312,10 @@ class MonitorApp(App[int]):
 
     def action_compare(self) -> None:
         self.bench.compare()
+
+    def action_dump_stacks(self) -> None:
+        main = self._main()
+        self.stacks.dump(self.last_view, None if main is None else main.focused_rank())
 
     def action_launch(self) -> None:
         self.launch_control.launch()

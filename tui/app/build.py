@@ -80,6 +80,7 @@ def build_app(
         launcher=launcher,
         bench=bench,
         telemetry=_telemetry(session, settings.telemetry),
+        hosts=(session,),
     )
     app.state.stall_policy = settings.stall
     if settings.history:

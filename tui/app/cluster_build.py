@@ -47,6 +47,7 @@ def build_cluster_app(
         reconnect=source.reconnect,
         launcher=launcher,
         bench=bench,
+        hosts=sessions,
     )
     app.state.stall_policy = settings.stall
     return app

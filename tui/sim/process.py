@@ -1,8 +1,11 @@
 """The server's process tree: one small child process per rank (plus helpers), and its end.
 
 Children run ``python -m tui.sim.rank`` and sit idle until told to fail; they exit when the
-main process's pipe closes, so they die with it however it dies. ``kill_tree`` is what
-SGLang's ``kill_process_tree`` does: SIGKILL every child, then (optionally) the main process.
+main process's pipe closes, so they die with it however it dies. Each carries the process title
+the engine gives it (SGLang ``sglang::scheduler_TP3``, vLLM ``VLLM::Worker_TP0``) as its
+``argv[0]``, so tools that find ranks by title (``ps``, ``py-spy``) find these.
+``kill_tree`` is what SGLang's ``kill_process_tree`` does: SIGKILL every child, then
+(optionally) the main process.
 """
 
 from __future__ import annotations
@@ -39,13 +42,14 @@ class ProcessTree:
     def __init__(self) -> None:
         self.children: list[Child] = []
 
-    def spawn(self, name: str, tag: str | None = None) -> Child:
+    def spawn(self, name: str, tag: str | None = None, title: str | None = None) -> Child:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             part for part in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if part
         )
         popen = subprocess.Popen(
-            [sys.executable, "-m", "tui.sim.rank"],
+            [title or sys.executable, "-m", "tui.sim.rank"],
+            executable=sys.executable,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             env=env,
@@ -95,6 +99,15 @@ class ProcessTree:
                     continue
         for child in self.children:
             _reap(child)
+
+
+def process_title(engine: str, name: str, tag: str | None) -> str:
+    """The title the engine sets on a child: SGLang names a scheduler after its rank tags."""
+    if engine == "vllm":
+        return f"VLLM::{name}"
+    if tag is not None and name.startswith("scheduler"):
+        return "sglang::scheduler_" + "_".join(tag.split())
+    return f"sglang::{name}"
 
 
 def _reap(child: Child) -> None:

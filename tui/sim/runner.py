@@ -20,7 +20,7 @@ from tui.sim.gpustate import GpuState, state_path
 from tui.sim.layout import ranks_for
 from tui.sim.model import facts_for, plan_memory
 from tui.sim.output import LogSink
-from tui.sim.process import ProcessTree, kill_self
+from tui.sim.process import ProcessTree, kill_self, process_title
 from tui.sim.sglang_startup import PACE
 from tui.sim.stats import ServerStats
 from tui.sim.timeline import Bind, Exit, Gpu, Log, Raw, Ready, Signal, Spawn, Timeline
@@ -109,7 +109,7 @@ class Runner:
             self.tree.tell(action.rank, action.how)
         elif isinstance(action, Spawn):
             for name, tag in action.children:
-                self.tree.spawn(name, tag)
+                self.tree.spawn(name, tag, process_title(self.cfg.engine, name, tag))
             self.gpus.set_pids([child.pid for child in self.tree.children])
             self.gpus.flush()
         elif isinstance(action, Bind):
