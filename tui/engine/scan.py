@@ -9,7 +9,6 @@ and ``StartupModel.handle``. Both paths give the same events; only the cost diff
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import NamedTuple
 
@@ -32,6 +31,7 @@ from tui.engine.grammar.shapes import (
     valid_stamp,
 )
 from tui.engine.model import StartupModel
+from tui.engine.problems import looks_bad
 from tui.engine.ranks import LogTime
 
 CACHE_SIZE = 4096
@@ -40,9 +40,6 @@ _Known = tuple[str, int, int, bool, Shape]
 """A cached shape spread out (a plain tuple unpacks faster): rank, kind, message start,
 whether each line must be confirmed, and the shape itself."""
 _SLOW: _Known = ("", SLOW_SHAPE.kind, 0, False, SLOW_SHAPE)
-_PROBLEM = re.compile(
-    r"\b(?:ERROR|CRITICAL|WARNING|\w*Error|\w*Exception|Traceback|[Ff]ailed|\w*Warning)\b"
-)
 
 
 class LogLine(NamedTuple):
@@ -283,7 +280,7 @@ class Scanner:
             owner = self.model.handle(parsed, number, now) or owner
         self._redraw_rank = None
         if self.kept is not None:
-            problem = _PROBLEM.search(line) is not None
+            problem = looks_bad(line)
             self.kept.append(LogLine(owner, line, problem))
         return owner
 

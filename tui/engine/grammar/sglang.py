@@ -197,6 +197,13 @@ _PREFIXES = frozenset(
 )  # fmt: skip
 
 
+_RULE_PREFIXES = frozenset(
+    ("serv", "Init", "Load", "Mult", "Usin", "Atte", "The ", "Mamb", "Memo", "Capt", "max_",
+     "Deco", "SIGT", "Star", "Dumm")
+)  # fmt: skip
+"""The first four characters of every message a rule matches, but for ``KV Cache`` lines."""
+
+
 def is_boring(line: str, start: int) -> bool:
     """True when the message at ``line[start:]`` can mean nothing (no rule, no failure)."""
     first = line[start : start + 4]
@@ -217,6 +224,8 @@ def message_hits(msg: str) -> tuple[Hit, ...]:
         if lifecycle is not None:
             return lifecycle
         msg = strip_level(msg)
+    if msg[:4] not in _RULE_PREFIXES and "KV Cache" not in msg:
+        return ()  # most lines: no rule can match, so none is tried
     for pattern, handler in _RULES:
         match = pattern.match(msg)
         if match is not None:
