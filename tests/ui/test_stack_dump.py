@@ -2,7 +2,8 @@
 
 The simulator is launched through the app's own launch path (``L``), so the run has a launch
 record with its process group; its ranks carry SGLang's process titles. The app reaches the
-host through a local host session, as ``bringup watch --local`` does.
+host through a host session: the local machine, as ``bringup watch --local`` does, or a real
+OpenSSH server on loopback.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import Log
 
 from tests.io.launch_support import free_port, kill_group, local_launcher
+from tests.sshd import TestServer, start_server
 from tests.ui.fakes import FakeLink, ranks, server
 from tui.app.app import MonitorApp
 from tui.app.engine_link import EngineAdapter
@@ -33,8 +35,10 @@ from tui.engine.launch_record import HowEnded, RunRecord, RunState, RunStatus
 from tui.engine.snapshot import Snapshot
 from tui.engine.stages import Stage, Verdict
 from tui.engine.stall import RankHealth, RankStatus
+from tui.io.launch_node import Node, Runner
 from tui.io.launcher import Launcher
-from tui.io.session import HostSession, LocalConnector
+from tui.io.session import HostSession, LocalConnector, SshConnector
+from tui.io.ssh import SshTransport, connect
 
 PY_SPY_DIR = Path(sys.executable).parent
 needs_py_spy = pytest.mark.skipif(
@@ -63,6 +67,15 @@ async def session() -> AsyncIterator[HostSession]:
     await host.close()
 
 
+@pytest.fixture(scope="module")
+def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
+    server = start_server(tmp_path_factory.mktemp("sshd"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def groups(tmp_path: Path) -> Iterator[None]:
     yield
@@ -71,9 +84,14 @@ def groups(tmp_path: Path) -> Iterator[None]:
         kill_group(int(pid_file.read_text().split()[0]))
 
 
-def launching_app(session: HostSession, log_dir: Path) -> MonitorApp:
+def launching_app(
+    session: HostSession, log_dir: Path, runner: Runner | None = None
+) -> MonitorApp:
+    """The monitor of profile ``t``, whose launch command is the simulator, run by ``runner``."""
     port = free_port()
     launcher = local_launcher(log_dir, sim_command(port), port=port)
+    if runner is not None:
+        launcher = Launcher(launcher.spec, [Node("sshd", runner)])
     app = MonitorApp(
         link=EngineAdapter("sglang"),
         source=SessionSource(session, str(log_dir / "t-latest.log")),
@@ -133,6 +151,28 @@ async def test_d_dumps_the_focused_rank_into_its_log(
         assert "tui/sim/rank.py" in text
         assert "main" in text
         assert "stacks of TP1 on local: shown in the log" in notes(app)
+
+
+@needs_py_spy
+async def test_d_dumps_over_ssh(ssh_server: TestServer, tmp_path: Path, groups: None) -> None:
+    session = HostSession(SshConnector(ssh_server.target()))
+    await session.start()
+    transport = SshTransport(await connect(ssh_server.target()))
+    try:
+        app = launching_app(session, tmp_path, transport)
+        app.stacks.py_spy = str(PY_SPY_DIR / "py-spy")
+        async with app.run_test(size=(140, 40), notifications=True) as pilot:
+            await launch_and_focus(pilot, app, "TP0")
+            await pilot.press("d")
+            await until(pilot, lambda: isinstance(app.screen, LogScreen), "the log view opened")
+            log = app.screen.query_one(Log)
+            await until(pilot, lambda: "(sglang::scheduler_TP0)" in "\n".join(log.lines), "dump")
+            assert "tui/sim/rank.py" in "\n".join(log.lines)
+            host = (await session.transport()).label
+            assert f"stacks of TP0 on {host}: shown in the log" in notes(app)
+    finally:
+        await transport.close()
+        await session.close()
 
 
 async def test_missing_py_spy_is_explained(
