@@ -33,7 +33,8 @@ def test_bench_prints_vllm_named_json(
     assert (report["completed"], report["failed"], report["max_concurrency"]) == (3, 0, 1)
     assert report["total_output_tokens"] == 24
     assert (report["endpoint"], report["model_id"]) == ("completions", "tiny-model")
-    for name in ("request_throughput", "output_throughput", "mean_ttft_ms", "p99_itl_ms"):
+    names = ("request_throughput", "output_throughput", "mean_ttft_ms", "p99_itl_ms")
+    for name in (*names, "median_round_trip_ms"):
         assert isinstance(report[name], float)
 
 
@@ -70,6 +71,7 @@ def test_bench_table_and_local_profile(
     assert "c=1" in table
     assert "2 / 0" in table
     assert "TTFT mean / median / p99 (ms)" in table
+    assert "no-op round trip median (ms)" in table
 
 
 def test_bench_explains_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ ROWS: tuple[Row, ...] = (
     ("request throughput (req/s)", lambda f: number_text(f.get("request_throughput"), 2)),
     ("output throughput (tok/s)", lambda f: number_text(f.get("output_throughput"), 1)),
     ("TTFT mean / median / p99 (ms)", _triple("ttft")),
+    ("no-op round trip median (ms)", lambda f: number_text(f.get("median_round_trip_ms"), 1)),
     ("TPOT mean / median / p99 (ms)", _triple("tpot")),
     ("ITL mean / median / p99 (ms)", _triple("itl")),
     ("E2E mean / median / p99 (ms)", _triple("e2el")),
