@@ -21,14 +21,16 @@ from tui.engine.stages import Stage
 from tui.engine.stall import usual_for
 
 PANEL_CLOCK_STEP = 5.0
-"""Seconds between steps of the panels' stage timers. They all step together, aligned to the
-clock, so a quiet screen repaints its panels every few seconds rather than every second (the
-header's timer still counts seconds)."""
+"""Seconds between steps of the panels' stage timers in a stage that usually lasts a minute or
+more. They all step together, aligned to the clock, so a quiet screen repaints its panels every
+few seconds rather than every second (the header's timer still counts seconds); a stage that
+usually lasts less counts in seconds."""
+FINE_CLOCK_BELOW = 60.0
 
 
 def rank_cards(view: MonitorView) -> list[RankCard]:
     """One card per rank, with the time spent in its current stage (in steps of
-    ``PANEL_CLOCK_STEP``, taken together for every panel)."""
+    ``PANEL_CLOCK_STEP`` in a long stage, taken together for every panel)."""
     failure = view.snapshot.failure
     failing = failure.rank if failure is not None else None
     flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
@@ -39,8 +41,9 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
     stepped = view.now - view.now % PANEL_CLOCK_STEP
     for rank in shown:
         frozen = ended or rank.failed or rank.stage.order >= Stage.READY.order
-        end = last_word if ended else rank.last_seen_at if frozen else stepped
         usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
+        fine = usual is not None and usual < FINE_CLOCK_BELOW
+        end = last_word if ended else rank.last_seen_at if frozen else view.now if fine else stepped
         cards.append(
             RankCard(
                 rank=rank,
