@@ -32,6 +32,25 @@ async def test_run_timeout_stops_the_command() -> None:
         await LocalTransport().run(["sleep", "30"], timeout=0.2)
 
 
+async def test_a_cancelled_run_stops_the_command_and_its_children(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    script = f"sleep 300 & echo $! > {pidfile}; wait"
+    task = asyncio.create_task(LocalTransport().run(["sh", "-c", script]))
+    for _ in range(200):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        if _gone(child):
+            break
+        await asyncio.sleep(0.05)
+    assert _gone(child)
+
+
 async def test_stream_reads_chunks_until_the_end() -> None:
     transport = LocalTransport()
     script = "printf a; sleep 0.05; printf b >&2; printf c"

@@ -121,6 +121,11 @@ class LocalTransport:
         except asyncio.TimeoutError:
             await stop_process_group(proc)
             raise CommandTimedOut(f"{argv[0]} did not finish within {timeout} s") from None
+        except asyncio.CancelledError:
+            # Whoever waited went away (the app quit, a worker was cancelled): the command
+            # must not outlive the wait.
+            await asyncio.shield(stop_process_group(proc))
+            raise
         return CommandResult(_status(proc.returncode), out, err)
 
     async def open_stream(self, argv: Sequence[str], *, stdin: bool = False) -> CommandStream:
