@@ -10,12 +10,14 @@ and ``StartupModel.handle``. Both paths give the same events; only the cost diff
 from __future__ import annotations
 
 from collections import Counter
+from itertools import islice
 from typing import NamedTuple
 
 from tui.engine import events as ev
+from tui.engine.bulk import BulkReader
 from tui.engine.grammar import LineGrammar, sglang, vllm
 from tui.engine.grammar.common import bar_hits, parse_access, parse_bar
-from tui.engine.grammar.hits import Parsed, ProgressHit
+from tui.engine.grammar.hits import Parsed, ProgressHit, RequestHit
 from tui.engine.grammar.shapes import (
     ACCESS,
     DECODE,
@@ -23,8 +25,8 @@ from tui.engine.grammar.shapes import (
     KEY_START,
     OTHER,
     PREFILL,
-    SLOW_SHAPE,
-    Shape,
+    SLOW_KNOWN,
+    Known,
     fraction_length,
     quiet_message,
     shape_of,
@@ -36,10 +38,6 @@ from tui.engine.ranks import LogTime
 
 CACHE_SIZE = 4096
 """Entries kept in each per-stream cache (shapes, quiet messages) before it starts over."""
-_Known = tuple[str, int, int, bool, Shape]
-"""A cached shape spread out (a plain tuple unpacks faster): rank, kind, message start,
-whether each line must be confirmed, and the shape itself."""
-_SLOW: _Known = ("", SLOW_SHAPE.kind, 0, False, SLOW_SHAPE)
 
 
 class LogLine(NamedTuple):
@@ -58,13 +56,14 @@ class Scanner:
         self.model = model
         self.kept: list[LogLine] | None = None
         """When a list, every complete line is appended to it (for a log view)."""
-        self._shapes: dict[str, _Known] = {}
-        self._fractional: dict[str, _Known] = {}
-        self._stamp = ""
+        self._shapes: dict[str, Known] = {}
+        self._fractional: dict[str, Known] = {}
+        self.stamp = ""
         """The last line start (``[`` and the time down to ten seconds) found valid."""
         self._quiet: dict[str, bool] = {}
         self._runs = 0
         self._redraw_rank: str | None = None
+        self._bulk = BulkReader(self)
 
     # ------------------------------------------------------------------ batches
 
@@ -72,7 +71,7 @@ class Scanner:
         """Process complete lines (numbered from ``model.lines + 1``).
 
         Lines that were redrawn with ``\\r`` (their segments in ``redrawn``) go one by one;
-        the runs of ordinary lines between them take the fast path.
+        the runs of ordinary lines between them take the bulk path (``tui.engine.bulk``).
         """
         if self.kept is not None:
             self._scan_each(lines, redrawn, now)
@@ -80,16 +79,16 @@ class Scanner:
         start = 0
         for index in sorted(redrawn):
             if index > start:
-                self._scan_fast(lines[start:index], now)
+                self._bulk.scan(lines[start:index], now)
             self._scan_each([lines[index]], {0: redrawn[index]}, now)
             start = index + 1
         if start < len(lines):
-            self._scan_fast(lines[start:] if start else lines, now)
+            self._bulk.scan(lines[start:] if start else lines, now)
 
     def scan_one(self, line: str, now: float, redrawn: bool) -> None:
         """One complete line (the end of a line carried over from earlier chunks)."""
         if not redrawn and self.kept is None:
-            self._scan_fast([line], now)
+            self.scan_fast([line], now)
             return
         number = self.model.lines + 1
         tag = self.line(line, number, now, redrawn=redrawn)
@@ -115,38 +114,42 @@ class Scanner:
                 seen.append(tag)
         self.model.absorb(last, Counter(seen), now)
 
-    def _scan_fast(self, lines: list[str], now: float) -> None:
-        """The hot loop, kept in one function on purpose: a call per line costs too much.
+    def scan_fast(
+        self, lines: list[str], now: float, start: int = 0, stop: int | None = None
+    ) -> None:
+        """The per-line fast path over ``lines[start:stop]``, kept in one function on purpose:
+        a call per line costs too much. It is the reference the bulk path must agree with.
 
         While the server is serving (and no hard failure is still gathering lines), an SGLang
         line whose ten-second stamp was checked and whose key (characters 19 to 39) has a
-        ``Shape`` is handled here: decode lines are queued for a bulk parse, the first decode
-        and access line of each rank and ten log seconds still produce their (thinned) event,
-        and only the owner of each line is noted. Anything else goes through ``line``, which
-        gives the same result the slow way.
+        ``Shape`` is handled here: decode lines are queued for the decode tracker, the first
+        decode and access line of each rank and ten log seconds still produce their (thinned)
+        event, and only the owner of each line is noted. Anything else goes through ``line``,
+        which gives the same result the slow way.
         """
         model = self.model
-        self._check_run()
+        self.check_run()
+        stop = len(lines) if stop is None else stop
         shape_get, quiet_get = self._shapes.get, self._quiet.get
         queue = model.decode.pending.append
         decode_ts = model.decode_ts
         owners: list[str | None] = []
         own = owners.append
-        base, cut, requests, stamp = model.lines, 0, 0, self._stamp
+        base, cut, requests, stamp = model.lines, 0, 0, self.stamp
         bucket = stamp[1:]
-        fast = self._fast_allowed()
-        for line in lines:
+        fast = self.fast_allowed()
+        for line in islice(lines, start, stop):
             if fast:
                 text = line[:19]
                 if text != stamp and valid_stamp(text):
                     stamp, bucket = text, text[1:]
-                known = (shape_get(line[19:40]) or self._shape(line)) if text == stamp else _SLOW
+                known = shape_get(line[19:40]) or self._shape(line) if text == stamp else SLOW_KNOWN
                 tag, kind, at, check, shape = known
                 if kind and (not check or shape.confirm(line)):
                     if kind == DECODE:
                         queue(line)
                         if decode_ts.get(tag) != bucket:
-                            self._decode_event(tag, line, at, base + len(owners) + 1, now)
+                            self.decode_event(tag, line, at, base + len(owners) + 1, now)
                         own(tag)
                         continue
                     if kind == PREFILL or (
@@ -161,22 +164,22 @@ class Scanner:
                             self._request(tag, line, at, base + len(owners) + 1, now)
                         own(tag)
                         continue
-                self._sync_time(lines, len(owners), now)
+                self.sync_time(lines, start + len(owners), now)
             runs = model.runs_before
             own(self.line(line, base + len(owners) + 1, now))
             if model.runs_before != runs:
                 cut, requests = len(owners) - 1, 0
-                self._check_run()
-            fast = self._fast_allowed()
+                self.check_run()
+            fast = self.fast_allowed()
         if fast:
-            self._sync_time(lines, len(lines), now)
-        self._stamp = stamp
+            self.sync_time(lines, stop, now)
+        self.stamp = stamp
         model.lines = base + len(owners)
         model.requests += requests
-        self._absorb(lines, owners, cut, now)
+        self._absorb(lines, start, owners, cut, now)
 
-    def _fast_allowed(self) -> bool:
-        """The fast path applies while serving, with the engine known and no hard failure
+    def fast_allowed(self) -> bool:
+        """The fast paths apply while serving, with the engine known and no hard failure
         still gathering lines (those lines go to the failure tracker one by one)."""
         model = self.model
         failures = model.failures
@@ -186,14 +189,29 @@ class Scanner:
             and not (failures.open and failures.current(True) is not None)
         )
 
-    def _check_run(self) -> None:
+    def check_run(self) -> None:
         """Shapes name ranks of the current run: forget them when a new run starts."""
         if self._runs != self.model.runs_before:
             self._runs = self.model.runs_before
             self._shapes.clear()
             self._fractional.clear()
 
-    def _shape(self, line: str) -> _Known:
+    def known(self, key: str) -> Known | None:
+        """The shape of every line whose characters 19 to 39 are ``key``; None when the line
+        has a fraction of a second (its key then depends on the line; see ``_shape``)."""
+        found = self._shapes.get(key)
+        if found is not None:
+            return found
+        if key[1:2] in (".", ","):
+            return None
+        return self._remember(self._shapes, key, key)
+
+    def quiet(self, message: str) -> bool:
+        """True when an SGLang message means nothing (``quiet_message``), cached."""
+        verdict = self._quiet.get(message)
+        return self._quiet_message(message) if verdict is None else verdict
+
+    def _shape(self, line: str) -> Known:
         """The shape of ``line``'s key, cached once its rank exists in the current run.
 
         A fraction of a second is left out of the key (each value would make a new one) and
@@ -206,10 +224,10 @@ class Scanner:
         name = f"{shift}{key}"
         return self._fractional.get(name) or self._remember(self._fractional, name, key, shift)
 
-    def _remember(self, cache: dict[str, _Known], name: str, key: str, shift: int = 0) -> _Known:
+    def _remember(self, cache: dict[str, Known], name: str, key: str, shift: int = 0) -> Known:
         shape = shape_of(key)
         if shape.kind and shape.tag not in self.model.ranks:
-            return _SLOW
+            return SLOW_KNOWN
         if shift:
             shape = shape._replace(at=shape.at + shift)
         if len(cache) >= CACHE_SIZE:
@@ -223,17 +241,20 @@ class Scanner:
         verdict = self._quiet[message] = quiet_message(message)
         return verdict
 
-    def _sync_time(self, lines: list[str], index: int, now: float) -> None:
+    def sync_time(self, lines: list[str], index: int, now: float) -> None:
         """Give the model the log time of the line before ``lines[index]`` (the slow path notes
-        every line's time; the fast path skips that) before another line looks at it. Doing
+        every line's time; the fast paths skip that) before another line looks at it. Doing
         it again for a line the slow path read changes nothing."""
         if index > 0 and lines[index - 1][:1] == "[":
             envelope = sglang.ENVELOPE.match(lines[index - 1])
             if envelope is not None:
                 self.model.when(Parsed(None, envelope["ts"], "", ()), 0, now)
 
-    def _absorb(self, lines: list[str], owners: list[str | None], cut: int, now: float) -> None:
-        """Hand each rank its line count and last line (from index ``cut``, the current run)."""
+    def _absorb(
+        self, lines: list[str], start: int, owners: list[str | None], cut: int, now: float
+    ) -> None:
+        """Hand each rank its line count and last line (from index ``cut`` of ``owners``, the
+        current run; ``owners[i]`` owns ``lines[start + i]``)."""
         counted = Counter(owners[cut:] if cut else owners)
         counts = {owner: count for owner, count in counted.items() if owner is not None}
         missing = set(counts)
@@ -241,27 +262,33 @@ class Scanner:
         for index in range(len(owners) - 1, cut - 1, -1):
             owner = owners[index]
             if owner is not None and owner in missing:
-                last[owner] = lines[index]
+                last[owner] = lines[start + index]
                 missing.discard(owner)
                 if not missing:
                     break
         self.model.absorb(last, counts, now)
 
-    def _envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
+    def envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
+        """Note the time of a fast-path line that produces an event."""
         envelope = sglang.ENVELOPE.match(line)
         ts_text = envelope["ts"] if envelope is not None else None
         return self.model.when(Parsed(tag, ts_text, line[at:], ()), number, now)
 
-    def _decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
-        when = self._envelope(tag, line, at, number, now)
+    def decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
+        when = self.envelope(tag, line, at, number, now)
         self.model.decode_event(tag, sglang.decode_hit(line[at:]), when)
+
+    def request_event(
+        self, tag: str, line: str, at: int, number: int, request: RequestHit, now: float
+    ) -> None:
+        self.model.request_seen(tag, request, self.envelope(tag, line, at, number, now))
 
     def _request(self, tag: str, line: str, at: int, number: int, now: float) -> None:
         request = parse_access(line[at:])
         if request is None:
             self.line(line, number, now)
         else:
-            self.model.request_seen(tag, request, self._envelope(tag, line, at, number, now))
+            self.request_event(tag, line, at, number, request, now)
 
     # ------------------------------------------------------------------ single lines
 

@@ -55,6 +55,10 @@ class Shape(NamedTuple):
 
 
 SLOW_SHAPE = Shape("", SLOW, 0, False)
+Known = tuple[str, int, int, bool, Shape]
+"""A cached shape spread out (a plain tuple unpacks faster): rank, kind, message start,
+whether each line must be confirmed, and the shape itself."""
+SLOW_KNOWN: Known = ("", SLOW, 0, False, SLOW_SHAPE)
 _FRACTION = re.compile(r"[.,]\d{1,6}")
 
 
