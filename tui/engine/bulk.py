@@ -22,15 +22,15 @@ give the same events, line numbers, log times, per-rank counts and last lines.
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import compress, islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tui.engine.bulk_plan import Batch, Bucket, Keys, Plan, make_plan
+from tui.engine.grammar import sglang
 from tui.engine.grammar.common import parse_access
+from tui.engine.grammar.hits import Parsed
 from tui.engine.grammar.shapes import KEY_START
 
 if TYPE_CHECKING:
@@ -43,9 +43,9 @@ MAX_PLANS = 4
 """Plans per batch; after that many changes of state the rest goes line by line."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Event:
-    index: int
+class _Event(NamedTuple):
+    row: int
+    """The line's index in the batch."""
     tag: str
     at: int
     request: RequestHit | None
@@ -158,14 +158,17 @@ class BulkReader:
         requests = _request_events(batch, plan, buckets, self.scanner.model.request_ts)
         if requests is None:
             return None
-        return sorted([*events, *requests], key=operator.attrgetter("index"))
+        return sorted([*events, *requests])
 
     def _emit(self, batch: Batch, event: _Event, now: float) -> None:
-        line, number = batch.lines[event.index], batch.base + event.index + 1
+        """The event of a plain line: its time is its first characters (no fraction)."""
+        line, at, model = batch.lines[event.row], event.at, self.scanner.model
+        parsed = Parsed(event.tag, line[1 : KEY_START + 1], line[at:], ())
+        when = model.when(parsed, batch.base + event.row + 1, now)
         if event.request is None:
-            self.scanner.decode_event(event.tag, line, event.at, number, now)
+            model.decode_event(event.tag, sglang.decode_hit(line[at:]), when)
         else:
-            self.scanner.request_event(event.tag, line, event.at, number, event.request, now)
+            model.request_seen(event.tag, event.request, when)
 
     def _keep_decode(
         self, batch: Batch, plan: Plan, start: int, stop: int, counts: Counter[str]

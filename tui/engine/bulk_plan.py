@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from typing import TYPE_CHECKING
@@ -68,13 +68,17 @@ class Batch:
 
     def indices(self, wanted: set[str], start: int) -> list[int]:
         """Indices from ``start`` on of the lines whose key is in ``wanted``."""
-        found = map(wanted.__contains__, islice(self.keys, start, None))
+        found = map(wanted.__contains__, self._from(self.keys, start))
         return list(compress(range(start, len(self.lines)), found))
 
     def chosen(self, wanted: set[str], start: int) -> list[str]:
         """The lines from ``start`` on whose key is in ``wanted``."""
-        found = map(wanted.__contains__, islice(self.keys, start, None))
-        return list(compress(islice(self.lines, start, None), found))
+        found = map(wanted.__contains__, self._from(self.keys, start))
+        return list(compress(self._from(self.lines, start), found))
+
+    @staticmethod
+    def _from(items: list[str], start: int) -> Iterable[str]:
+        return islice(items, start, None) if start else items
 
 
 def _buckets(lines: list[str]) -> list[Bucket] | None:

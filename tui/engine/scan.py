@@ -1,10 +1,11 @@
 """Drive the grammar and the model over a batch of sanitized lines, fast.
 
 Long logs are mostly a server at work: SGLang ``Decode batch`` and ``Prefill batch`` lines and
-uvicorn access lines. Once the server is serving, those three shapes take a fast path that
-slices the envelope, appends decode figures to the model's rings and keeps each rank's last
-line, without building an object per line. Every other line goes through ``LineGrammar.parse``
-and ``StartupModel.handle``. Both paths give the same events; only the cost differs.
+uvicorn access lines. Once the server is serving, those shapes take a fast path that only
+notes each line's rank, queues decode lines for the decode tracker and keeps each rank's last
+line, without building an object per line; batches of them are read in bulk
+(``tui.engine.bulk``). Every other line goes through ``LineGrammar.parse`` and
+``StartupModel.handle``. All paths give the same events; only the cost differs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tui.engine import events as ev
 from tui.engine.bulk import BulkReader
 from tui.engine.grammar import LineGrammar, sglang, vllm
 from tui.engine.grammar.common import bar_hits, parse_access, parse_bar
-from tui.engine.grammar.hits import Parsed, ProgressHit, RequestHit
+from tui.engine.grammar.hits import Parsed, ProgressHit
 from tui.engine.grammar.shapes import (
     ACCESS,
     DECODE,
@@ -149,7 +150,7 @@ class Scanner:
                     if kind == DECODE:
                         queue(line)
                         if decode_ts.get(tag) != bucket:
-                            self.decode_event(tag, line, at, base + len(owners) + 1, now)
+                            self._decode_event(tag, line, at, base + len(owners) + 1, now)
                         own(tag)
                         continue
                     if kind == PREFILL or (
@@ -268,27 +269,22 @@ class Scanner:
                     break
         self.model.absorb(last, counts, now)
 
-    def envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
+    def _envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
         """Note the time of a fast-path line that produces an event."""
         envelope = sglang.ENVELOPE.match(line)
         ts_text = envelope["ts"] if envelope is not None else None
         return self.model.when(Parsed(tag, ts_text, line[at:], ()), number, now)
 
-    def decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
-        when = self.envelope(tag, line, at, number, now)
+    def _decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
+        when = self._envelope(tag, line, at, number, now)
         self.model.decode_event(tag, sglang.decode_hit(line[at:]), when)
-
-    def request_event(
-        self, tag: str, line: str, at: int, number: int, request: RequestHit, now: float
-    ) -> None:
-        self.model.request_seen(tag, request, self.envelope(tag, line, at, number, now))
 
     def _request(self, tag: str, line: str, at: int, number: int, now: float) -> None:
         request = parse_access(line[at:])
         if request is None:
             self.line(line, number, now)
         else:
-            self.request_event(tag, line, at, number, request, now)
+            self.model.request_seen(tag, request, self._envelope(tag, line, at, number, now))
 
     # ------------------------------------------------------------------ single lines
 
