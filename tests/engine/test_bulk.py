@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import fixed_clock, sglang_lines
 from tui.engine import bulk
-from tui.engine.events import Event
+from tui.engine.events import DecodeStats, Event
 from tui.engine.feed import LogEngine
 from tui.engine.snapshot import Snapshot
 
@@ -185,3 +185,12 @@ CHANGES = [
 def test_a_new_rank_a_new_run_and_a_failure_change_the_plan() -> None:
     for change in CHANGES:
         _agree(_around(0).replace(b"\n", f"\n{change}\n".encode(), 1), 65536)
+
+
+def test_a_relaunch_in_mid_batch_reports_the_new_runs_first_decode_line() -> None:
+    plain: list[Pick] = [(0, 0, 0, 0)] * 24
+    relaunch: list[Pick] = [(1, 9, 0, 0), (2, 0, 0, 0), (0, 8, 0, 0), (1, 10, 0, 0), (0, 1, 0, 0)]
+    data = _log([*plain, *relaunch, (0, 0, 0, 0)])
+    _agree(data, 4096)
+    events, _ = _read(data, 4096)
+    assert [event.line for event in events if isinstance(event, DecodeStats)][-2:] == [35, 36]

@@ -170,6 +170,7 @@ class Scanner:
             own(self.line(line, base + len(owners) + 1, now))
             if model.runs_before != runs:
                 cut, requests = len(owners) - 1, 0
+                decode_ts = model.decode_ts  # the new run's, not the one read above
                 self.check_run()
             fast = self.fast_allowed()
         if fast:
