@@ -105,13 +105,14 @@ class BulkReader:
                     return slow
             if slow == end:
                 break
-            self._slow_line(batch, plan, slow, now)
+            self._slow_line(batch, slow, now)
             start = slow + 1
             if self._signature() != signature:
                 return start
         return end
 
-    def _slow_line(self, batch: Batch, plan: Plan, index: int, now: float) -> None:
+    def _slow_line(self, batch: Batch, index: int, now: float) -> None:
+        """A slow line through the full grammar, as the per-line path reads it."""
         scanner, line = self.scanner, batch.lines[index]
         scanner.sync_time(batch.lines, index, now)
         scanner.stamp = line[:KEY_START]
