@@ -8,7 +8,7 @@ be within 2 % of the flags, with exact token counts.
 The client's TTFT also holds what happens before the simulator's clock starts: sending the
 request, the HTTP server reading it, and at concurrency 8 waiting behind the other requests of
 the burst, both in the client and in the server. The client measures that part itself: before
-each level it sends ``concurrency`` no-op requests together and times them (the level's round
+each level it times rounds of ``concurrency`` no-op requests sent together (the level's round
 trip). The TTFT less the median round trip must be within 2 % of ``--ttft-ms``; the raw TTFT is
 only required to be at least the configured one. A first token several hundred milliseconds out
 and a moderate decode speed keep a few milliseconds of scheduling noise on a shared machine well
@@ -32,7 +32,7 @@ import pytest
 
 from tests.conftest import REPO
 from tui.data.prompts import workload_prompts
-from tui.io.bench_client import BenchClient, LevelReport, Workload
+from tui.io.bench_client import ROUND_TRIP_ROUNDS, BenchClient, LevelReport, Workload
 
 TTFT, DECODE, ACCEPT, OUTPUT = 0.800, 50.0, 2.5, 128
 TOLERANCE = 0.02
@@ -144,7 +144,7 @@ def test_client_measures_the_simulated_truth(sim_url: str, concurrency: int, cou
         assert result.token_mismatches == 0
         assert result.total_output_tokens == count * OUTPUT
         assert all(r.ttft is not None and r.ttft >= TTFT for r in level.records)
-        assert len(level.round_trips) == concurrency
+        assert len(level.round_trips) == ROUND_TRIP_ROUNDS * concurrency
         assert level.after.avg_spec_accept_length is not None
         shown = {name: f"{e:+.2%}" if e is not None else None for name, e in errors(level).items()}
         print(f"c={concurrency}: {shown}")

@@ -6,10 +6,10 @@ is stamped with ``time.perf_counter`` as its line arrives; JSON is decoded once 
 arithmetic lives in ``tui.engine.bench``; this module only measures.
 
 Before each level, after its warm-up, ``concurrency`` no-op requests (``GET /v1/models``) go out
-together, twice: the first round opens one connection per request the level will have in flight
-(so no measured request pays for a TCP connect or, through an SSH forward, a channel open), the
-second is timed. Its median is the level's round trip: the part of every TTFT that is transport
-and HTTP handling rather than the server's own time to the first token.
+together, in four rounds: the first opens one connection per request the level will have in
+flight (so no measured request pays for a TCP connect or, through an SSH forward, a channel
+open), the other three are timed. Their median is the level's round trip: the part of every TTFT
+that is transport and HTTP handling rather than the server's own time to the first token.
 
 Before and after each level the server's own view of speculative decoding is read: SGLang's
 ``/server_info`` lifetime ``avg_spec_accept_length`` (reported as is, it includes all earlier
@@ -49,6 +49,7 @@ from tui.engine.sanitize import sanitize_text
 WARMUP_OUTPUT_LEN = 32
 NOOP_PATH = "/v1/models"
 HOLD_SECONDS = 10.0
+ROUND_TRIP_ROUNDS = 3
 
 
 def clean(text: str, limit: int = 200) -> str:
@@ -87,7 +88,7 @@ class LevelReport:
     before: ServerView
     after: ServerView
     round_trips: tuple[float, ...] = ()
-    """Seconds each timed no-op request took, all ``concurrency`` of them sent together."""
+    """Seconds each timed no-op request took (rounds of ``concurrency`` sent together)."""
 
 
 def level_fields(report: LevelReport) -> dict[str, Any]:
@@ -177,14 +178,16 @@ class BenchClient:
         if warmups:
             await self._send_all(warmups, min(concurrency, len(warmups)), WARMUP_OUTPUT_LEN)
         await self.round_trips(concurrency)
-        trips = await self.round_trips(concurrency)
+        trips: list[float] = []
+        for _ in range(ROUND_TRIP_ROUNDS):
+            trips.extend(await self.round_trips(concurrency))
         before = await self.server_view()
         started = time.perf_counter()
         records = await self._send_all(self.workload.prompts, concurrency, None)
         duration = time.perf_counter() - started
         after = await self.server_view()
         result = summarize(records, concurrency, duration)
-        return LevelReport(result, tuple(records), before, after, trips)
+        return LevelReport(result, tuple(records), before, after, tuple(trips))
 
     async def round_trips(self, concurrency: int) -> tuple[float, ...]:
         """Times of ``concurrency`` no-op requests sent together, each on its own connection.
