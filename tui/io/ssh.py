@@ -266,6 +266,15 @@ def _status(result: asyncssh.SSHCompletedProcess) -> int:
     return result.exit_status if result.exit_status is not None and result.exit_status >= 0 else -1
 
 
+def _send_input(process: asyncssh.SSHClientProcess[bytes], data: bytes) -> None:
+    """Give a command its input and end it. A command may end (and its channel close) before
+    it reads any: that is not a lost link, and its exit status says what happened."""
+    with contextlib.suppress(BrokenPipeError):
+        if data:
+            process.stdin.write(data)
+        process.stdin.write_eof()
+
+
 class SshTransport:
     """Runs commands, streams and port forwards over one SSH connection."""
 
@@ -289,8 +298,7 @@ class SshTransport:
         except (OSError, asyncssh.Error) as exc:
             raise LinkLost(str(exc) or type(exc).__name__) from exc
         try:
-            process.stdin.write(stdin)
-            process.stdin.write_eof()
+            _send_input(process, stdin)
             result = await asyncio.wait_for(process.wait(), timeout)
         except asyncio.TimeoutError:
             process.close()

@@ -1,0 +1,24 @@
+"""``SshTransport.run`` over a real sshd: a command that ends before reading its input is a
+finished command with its exit status, never a lost link."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.sshd import TestServer
+from tui.io.ssh import SshTransport, connect
+
+
+async def test_commands_that_exit_before_reading_input_report_their_status(
+    ssh_server: TestServer,
+) -> None:
+    transport = SshTransport(await connect(ssh_server.target()))
+    try:
+        argv = ["sh", "-c", "exit 3"]
+        results = await asyncio.gather(
+            *(transport.run(argv, stdin=b"x" * (1 << 20)) for _ in range(8)),
+            *(transport.run(["nonexistent-command-for-test"]) for _ in range(8)),
+        )
+    finally:
+        await transport.close()
+    assert [result.status for result in results] == [3] * 8 + [127] * 8
