@@ -197,12 +197,19 @@ async def test_without_a_launch_record_nothing_is_run(session: HostSession) -> N
         await pilot.press("d")
         await until(pilot, lambda: bool(notes(app)), "a notification")
         assert notes(app) == ["no rank to dump: focus one (1-9, 0) first"]
-        await until(pilot, lambda: app.last_view is not None, "the first repaint")
-        await pilot.press("1")
+        await until(pilot, lambda: focus_first(app), "the first rank focused")
         await pilot.press("d")
         await until(pilot, lambda: len(notes(app)) == 2, "a second notification")
         assert notes(app)[1].startswith("cannot dump the stacks of TP0: no launch record")
         assert not [worker for worker in app.workers if worker.group == "stacks"]
+
+
+def focus_first(app: MonitorApp) -> bool:
+    """Focus the first rank's panel once the grid shows it; True when it has the focus."""
+    main = app.screen
+    if not isinstance(main, MainScreen) or not main.focus_rank("TP0"):
+        return False
+    return main.focused_rank() == "TP0"
 
 
 async def test_without_a_session_the_key_is_gone() -> None:
