@@ -43,12 +43,7 @@ async def test_a_cancelled_run_stops_the_command_and_its_children(tmp_path: Path
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    child = int(pidfile.read_text())
-    for _ in range(50):
-        if _gone(child):
-            break
-        await asyncio.sleep(0.05)
-    assert _gone(child)
+    assert await _ends(int(pidfile.read_text()))
 
 
 async def test_stream_reads_chunks_until_the_end() -> None:
@@ -71,12 +66,16 @@ async def test_closing_the_transport_stops_streams_and_their_children(tmp_path: 
     )
     assert await stream.read() == b"go\n"
     await transport.close()
-    child = int(pidfile.read_text())
+    assert await _ends(int(pidfile.read_text()))
+
+
+async def _ends(pid: int) -> bool:
+    """Wait up to 2.5 s for ``pid`` to exit; True when it did."""
     for _ in range(50):
-        if _gone(child):
-            break
+        if _gone(pid):
+            return True
         await asyncio.sleep(0.05)
-    assert _gone(child)
+    return _gone(pid)
 
 
 def _gone(pid: int) -> bool:
