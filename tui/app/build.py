@@ -1,20 +1,22 @@
-"""Putting the monitor together for one host: session, log tail, health poll, engine and app."""
+"""Putting the monitor together: session, log tail, health poll, engine and app (one host here;
+``cluster_build`` gives the parts for several)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from tui.app.alerts import NOTIFY_MODES, NotifyMode
 from tui.app.app import MonitorApp
 from tui.app.bench_worker import BenchOptions, BenchSetup
-from tui.app.engine_link import EngineAdapter
+from tui.app.engine_link import EngineAdapter, EngineLink
 from tui.app.health_source import HealthSource
 from tui.app.launch_actions import LauncherOpener
 from tui.app.model import EXPECTED_STARTUP_SECONDS, Target
 from tui.app.session_source import SessionSource
+from tui.app.sources import Source
 from tui.app.themes import DEFAULT_THEME
 from tui.engine.stall import StallPolicy
 from tui.io.history_store import StartupHistory
@@ -45,7 +47,6 @@ class WatchSettings:
     """How to read the host's GPUs; None reads none (and hides the GPU lines)."""
     history: bool = False
     """Expect the start-up from the history file's past runs (else the profile's default)."""
-    """How to read the host's GPUs; None reads none (and hides the GPU lines)."""
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -61,14 +62,50 @@ def build_app(
 ) -> MonitorApp:
     """The app watching ``settings.log_path`` (and the health port) through ``session``."""
     source = SessionSource(session, settings.log_path)
+    return assemble_app(
+        AppParts(
+            link=EngineAdapter(settings.engine, clock),
+            source=source,
+            reconnect=source.reconnect,
+            sessions=(session,),
+            api_host=settings.target.host or None,
+            telemetry=_telemetry(session, settings.telemetry),
+        ),
+        settings,
+        clock,
+        launcher,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AppParts:
+    """What differs between a one-host and a several-host monitor: the engine link, the log
+    source, the sessions (node 0's first: it serves the API) and the GPU reader."""
+
+    link: EngineLink
+    source: Source
+    reconnect: Callable[[], Awaitable[None]]
+    sessions: Sequence[HostSession]
+    api_host: str | None
+    telemetry: TelemetryChannel | None = None
+
+
+def assemble_app(
+    parts: AppParts,
+    settings: WatchSettings,
+    clock: Callable[[], float] = time.monotonic,
+    launcher: LauncherOpener | None = None,
+) -> MonitorApp:
+    """The monitor over ``parts``: health and benchmark through the first session, the
+    settings' looks and keys, the stall policy and, when asked, the start-up history."""
+    api = parts.sessions[0]
     health = bench = None
     if settings.port is not None:
-        health = HealthSource(session, settings.port, settings.engine)
-        host = settings.target.host or None
-        bench = BenchSetup(session, settings.port, settings.engine, settings.bench, host)
+        health = HealthSource(api, settings.port, settings.engine)
+        bench = BenchSetup(api, settings.port, settings.engine, settings.bench, parts.api_host)
     app = MonitorApp(
-        link=EngineAdapter(settings.engine, clock),
-        source=source,
+        link=parts.link,
+        source=parts.source,
         target=settings.target,
         health=health,
         clock=clock,
@@ -76,11 +113,11 @@ def build_app(
         keymap=settings.keys,
         notify_mode=notify_mode(settings.notify),
         expected_seconds=settings.expected_seconds,
-        reconnect=source.reconnect,
+        reconnect=parts.reconnect,
         launcher=launcher,
         bench=bench,
-        telemetry=_telemetry(session, settings.telemetry),
-        hosts=(session,),
+        telemetry=parts.telemetry,
+        hosts=parts.sessions,
     )
     app.state.stall_policy = settings.stall
     if settings.history:

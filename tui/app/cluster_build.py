@@ -11,11 +11,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from tui.app.app import MonitorApp
-from tui.app.bench_worker import BenchSetup
-from tui.app.build import WatchSettings, notify_mode
+from tui.app.build import AppParts, WatchSettings, assemble_app
 from tui.app.cluster_link import ClusterLink
 from tui.app.cluster_source import ClusterSource
-from tui.app.health_source import HealthSource
 from tui.app.launch_actions import LauncherOpener
 from tui.io.session import HostSession
 
@@ -30,24 +28,11 @@ def build_cluster_app(
 ) -> MonitorApp:
     """The app watching ``logs[k]`` on ``hosts[k]`` through ``sessions[k]``, node 0 first."""
     source = ClusterSource(sessions, logs, hosts)
-    health = bench = None
-    if settings.port is not None:
-        health = HealthSource(sessions[0], settings.port, settings.engine)
-        bench = BenchSetup(sessions[0], settings.port, settings.engine, settings.bench, hosts[0])
-    app = MonitorApp(
+    parts = AppParts(
         link=ClusterLink(hosts, settings.engine, clock),
         source=source,
-        target=settings.target,
-        health=health,
-        clock=clock,
-        theme=settings.theme,
-        keymap=settings.keys,
-        notify_mode=notify_mode(settings.notify),
-        expected_seconds=settings.expected_seconds,
         reconnect=source.reconnect,
-        launcher=launcher,
-        bench=bench,
-        hosts=sessions,
+        sessions=sessions,
+        api_host=hosts[0],
     )
-    app.state.stall_policy = settings.stall
-    return app
+    return assemble_app(parts, settings, clock, launcher)
