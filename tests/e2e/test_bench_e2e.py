@@ -2,7 +2,7 @@
 second run's comparison view shows both runs with deltas.
 
 The two demos share one history file through ``BRINGUP_DATA_DIR``. tmux runs on a private
-socket (see ``Pane`` in ``test_demo``), so nothing here touches the user's own tmux server.
+socket (see ``tests.tmux``), so nothing here touches the user's own tmux server.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_demo import Pane
+from tests.tmux import Pane
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 
@@ -52,9 +52,7 @@ def _quit(pane: Pane) -> None:
     assert not pane.alive(), f"{pane.name} did not quit:\n{pane.screen()}"
 
 
-def test_two_demo_runs_benchmark_themselves_and_compare(
-    tmp_path: Path, panes: list[Pane]
-) -> None:
+def test_two_demo_runs_benchmark_themselves_and_compare(tmp_path: Path, panes: list[Pane]) -> None:
     data_dir, private = tmp_path / "data", tmp_path / "tmp"
     private.mkdir()
     first = _demo(panes, "first", data_dir, private)

@@ -9,9 +9,6 @@ socket and never touches the user's own server.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,88 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.tmux import QUIT_SECONDS, WAIT_SECONDS, Pane, gone, private_pane, processes_mentioning
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
-
-WAIT_SECONDS = 180.0
-QUIT_SECONDS = 60.0
-
-
-class Pane:
-    """One tmux session on a private server, running one command."""
-
-    def __init__(self, socket: str, name: str) -> None:
-        self.socket = socket
-        self.name = name
-
-    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
-        )
-
-    def start(self, argv: list[str], env: dict[str, str]) -> None:
-        assignments = [f"{key}={value}" for key, value in env.items()]
-        command = ["env", "-u", "COLUMNS", "-u", "LINES", *assignments, *argv]
-        result = self.tmux(
-            "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", "-c", str(REPO),
-            subprocess.list2cmdline(command),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-
-    def pid(self) -> int:
-        return int(self.tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").stdout)
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.name).stdout
-
-    def wait_for(self, *texts: str, timeout: float = WAIT_SECONDS) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if all(text in screen for text in texts):
-                return screen
-            time.sleep(0.5)
-        raise AssertionError(f"{texts} never appeared; the pane showed:\n{screen}")
-
-    def alive(self) -> bool:
-        return self.tmux("has-session", "-t", self.name).returncode == 0
-
-
-def _processes_mentioning(text: str) -> list[str]:
-    """Command lines of running processes that contain ``text``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            raw = (entry / "cmdline").read_bytes()
-            cmdline = raw.replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[tuple[Pane, Path]]:
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/run installs it)")
     private = tmp_path / "tmp"
     private.mkdir()
-    pane = Pane(f"bringup-e2e-{os.getpid()}", "demo")
-    yield pane, private
-    pane.tmux("kill-server")
+    with private_pane("bringup-e2e", "demo") as pane:
+        yield pane, private
 
 
 def _run_demo(pane: Pane, private: Path, *extra: str) -> int:
@@ -113,16 +39,16 @@ def _run_demo(pane: Pane, private: Path, *extra: str) -> int:
 def _quit_and_check_clean(pane: Pane, private: Path, pid: int, close: bool = False) -> None:
     demo_dirs = [p for p in private.iterdir() if p.name.startswith("bringup-demo-")]
     assert demo_dirs, "the demo made its folder under TMPDIR"
-    assert _processes_mentioning(str(demo_dirs[0])), "the simulated server runs from it"
+    assert processes_mentioning(str(demo_dirs[0])), "the simulated server runs from it"
     if close:
         pane.tmux("kill-session", "-t", pane.name)  # the terminal goes away: SIGHUP
     else:
         pane.tmux("send-keys", "-t", pane.name, "q")
     deadline = time.monotonic() + QUIT_SECONDS
-    while time.monotonic() < deadline and not _gone(pid):
+    while time.monotonic() < deadline and not gone(pid):
         time.sleep(0.2)
-    assert _gone(pid), "the demo exited after q"
-    assert _processes_mentioning(str(private)) == []
+    assert gone(pid), "the demo exited after q"
+    assert processes_mentioning(str(private)) == []
     assert [p.name for p in private.iterdir()] == [], "every temporary file was removed"
 
 
@@ -159,8 +85,8 @@ def test_closing_the_terminal_while_the_demo_starts_cleans_up(demo: tuple[Pane, 
         time.sleep(0.05)
     pane.tmux("kill-session", "-t", pane.name)
     deadline = time.monotonic() + QUIT_SECONDS
-    while time.monotonic() < deadline and not _gone(pid):
+    while time.monotonic() < deadline and not gone(pid):
         time.sleep(0.2)
-    assert _gone(pid)
-    assert _processes_mentioning(str(private)) == []
+    assert gone(pid)
+    assert processes_mentioning(str(private)) == []
     assert [p.name for p in private.iterdir()] == []

@@ -3,8 +3,6 @@ neither the app nor the ``tail`` it started on the host."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -12,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_demo import QUIT_SECONDS, Pane, _gone, _processes_mentioning
 from tests.sshd import TestServer, free_port, start_server
+from tests.tmux import QUIT_SECONDS, Pane, gone, private_pane, processes_mentioning
 from tests.ui.startup_log import up_to
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
@@ -21,11 +19,8 @@ pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 
 @pytest.fixture
 def pane() -> Iterator[Pane]:
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/run installs it)")
-    made = Pane(f"bringup-hangup-{os.getpid()}", "watch")
-    yield made
-    made.tmux("kill-server")
+    with private_pane("bringup-hangup", "watch") as made:
+        yield made
 
 
 @pytest.fixture
@@ -55,9 +50,9 @@ def test_closing_the_terminal_of_a_watch_leaves_nothing_running(
     assert _tails(tmp_path), "the host runs a tail of the log while the app watches it"
     pane.tmux("kill-session", "-t", pane.name)  # the terminal goes away: SIGHUP
     deadline = time.monotonic() + QUIT_SECONDS
-    while time.monotonic() < deadline and not (_gone(app) and not _tails(tmp_path)):
+    while time.monotonic() < deadline and not (gone(app) and not _tails(tmp_path)):
         time.sleep(0.2)
-    assert _gone(app), "the app ended with its terminal"
+    assert gone(app), "the app ended with its terminal"
     assert _tails(tmp_path) == [], "no tail of the log was left on the host"
 
 
@@ -66,6 +61,6 @@ def _tails(folder: Path) -> list[str]:
     padded with ``./`` steps, so only the folder and the file name are looked for)."""
     return [
         line
-        for line in _processes_mentioning(str(folder))
+        for line in processes_mentioning(str(folder))
         if "tail -c" in line and line.rstrip().endswith("server.log")
     ]

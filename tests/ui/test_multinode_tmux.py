@@ -6,62 +6,25 @@ two host aliases, so the app opens one connection per host exactly as with two m
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
 from tests.io.test_multinode_wait import alias_config
 from tests.sshd import TestServer, free_port, start_server
+from tests.tmux import Pane, private_pane
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 WAIT_SECONDS = 120.0
 
 
-class Pane:
-    """One tmux session, 160x48, on a private tmux server (never the user's own)."""
-
-    def __init__(self, socket: str, name: str) -> None:
-        self.socket = socket
-        self.name = name
-
-    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        command = ["tmux", "-L", self.socket, *args]
-        return subprocess.run(command, capture_output=True, text=True, check=False)
-
-    def start(self, argv: list[str], env: dict[str, str]) -> None:
-        assignments = [f"{key}={value}" for key, value in env.items()]
-        command = ["env", "-u", "COLUMNS", "-u", "LINES", *assignments, *argv]
-        result = self.tmux(
-            "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", "-c", str(REPO),
-            subprocess.list2cmdline(command),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-
-    def wait_for(self, *texts: str) -> str:
-        deadline = time.monotonic() + WAIT_SECONDS
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.tmux("capture-pane", "-p", "-t", self.name).stdout
-            if all(text in screen for text in texts):
-                return screen
-            time.sleep(0.5)
-        raise AssertionError(f"{texts} never appeared; the pane showed:\n{screen}")
-
-
 @pytest.fixture
 def pane() -> Iterator[Pane]:
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/run installs it)")
-    made = Pane(f"bringup-multinode-{os.getpid()}", "watch")
-    yield made
-    made.tmux("kill-server")
+    with private_pane("bringup-multinode", "watch") as made:
+        yield made
 
 
 @pytest.fixture
@@ -107,7 +70,9 @@ def test_a_two_host_profile_is_one_server_on_screen(
     )
     env = {"TERM": "tmux-256color", "BRINGUP_DATA_DIR": str(tmp_path / "data")}
     pane.start([sys.executable, "-m", "tui", "watch", "big", "--config", str(config)], env)
-    screen = pane.wait_for("READY", "ready: serves the API", "ready: dummy /health")
+    screen = pane.wait_for(
+        "READY", "ready: serves the API", "ready: dummy /health", timeout=WAIT_SECONDS
+    )
     assert "health and benchmarks: node 0 only" in screen
     assert "node 0 · node0 · 8 ranks" in screen
     assert "node 1 · node1 · 8 ranks" in screen
