@@ -156,3 +156,18 @@ async def test_the_local_session_runs_commands_and_forwards_to_the_same_port() -
     await session.close()
     with pytest.raises(SessionClosed):
         await session.transport()
+
+
+async def test_callers_starting_one_session_together_share_one_connection(
+    ssh_server: TestServer,
+) -> None:
+    opened = HostSession(SshConnector(ssh_server.target()))
+    attempts: list[ConnectionEvent] = []
+    opened.on_event(attempts.append)
+    try:
+        await asyncio.gather(opened.start(), opened.start(), opened.start())
+        await opened.start()
+        assert opened.connected
+    finally:
+        await opened.close()
+    assert sum(isinstance(event, Connecting) for event in attempts) == 1

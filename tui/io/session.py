@@ -111,6 +111,7 @@ class HostSession:
         self._ready = asyncio.Event()
         self._closed = False
         self._supervisor: asyncio.Task[None] | None = None
+        self._starting: asyncio.Future[None] | None = None
         self._queues: list[asyncio.Queue[ConnectionEvent | None]] = []
         self._listeners: list[Listener] = []
 
@@ -147,7 +148,16 @@ class HostSession:
             listener(event)
 
     async def start(self) -> None:
-        """Make the first connection (raises :class:`ConnectError`), then keep it up."""
+        """Make the first connection (raises :class:`ConnectError`), then keep it up. Callers
+        at the same time (the nodes of one host) share one attempt; once up, it returns at
+        once; after a failure, the next call tries again."""
+        if self._supervisor is not None and not self._supervisor.done():
+            return
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.ensure_future(self._first_connection())
+        await self._starting
+
+    async def _first_connection(self) -> None:
         for attempt in range(1, self.first_attempts + 1):
             self._emit(Connecting(self.label, attempt))
             try:
