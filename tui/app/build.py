@@ -121,18 +121,19 @@ def assemble_app(
     )
     app.state.stall_policy = settings.stall
     if settings.history:
-        app.state.planner = startup_history(settings).expectations
+        app.state.planner = startup_history(settings, parts.api_host).expectations
     return app
 
 
-def startup_history(settings: WatchSettings) -> StartupHistory:
-    """Past runs in the history file the benchmark control records into (same host key), so
-    each recorded start-up, ready or failed, sharpens the next one's ETA."""
+def startup_history(settings: WatchSettings, host: str | None) -> StartupHistory:
+    """Past runs in the history file the benchmark control records into, under the host that
+    serves the API (the key the benchmark records under), so each recorded start-up, ready or
+    failed, sharpens the next one's ETA."""
     return StartupHistory(
         database_file(configured=settings.bench.data_dir),
         profile=settings.bench.profile,
         expected_startup=settings.expected_seconds,
-        host=settings.target.host or None,
+        host=host,
     )
 
 

@@ -48,6 +48,7 @@ async def watch_cluster(
     """Run the monitor over every node; returns the app's exit status."""
     from tui.app.cluster_build import build_cluster_app
     from tui.app.runner import run_app
+    from tui.commands.wait_cluster import close_all
     from tui.commands.watch import WatchPlan
 
     sessions: dict[str, HostSession] = {}
@@ -63,5 +64,4 @@ async def watch_cluster(
     try:
         return await run_app(app)
     finally:
-        for session in sessions.values():
-            await session.close()
+        await close_all(list(sessions.values()))
