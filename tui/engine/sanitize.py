@@ -43,11 +43,6 @@ _ORDINARY_BYTES = bytes([0x09, 0x0A, *range(0x20, 0x7F), *range(0x80, 0x100)])
 _C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
 
 
-def bytes_need_cleaning(data: bytes) -> bool:
-    """False when ``data`` holds no control, DEL or C1 character (checked at C speed)."""
-    return suspect_chars(data) != ""
-
-
 def suspect_chars(data: bytes) -> str | None:
     """The characters of ``data`` that need cleaning, found at C speed: ``""`` when there are
     none, the distinct control characters (``"\\r"`` for a tqdm bar) when only C0 controls and
@@ -105,8 +100,8 @@ def split_lines(
     Returns the lines and, for each line that was redrawn with ``\\r``, its cleaned segments
     (the caller may want every intermediate tqdm state, not only the last one). The number of
     lines is always ``text.count("\\n") + 1``: sanitizing never adds or removes a line.
-    ``suspect=False`` says the caller already knows that nothing needs cleaning (see
-    ``bytes_need_cleaning``); ``chars`` names the only characters that do (see
+    ``suspect=False`` says the caller already knows that nothing needs cleaning (``suspect_chars``
+    gave ``""``); ``chars`` names the only characters that do (see
     ``suspect_chars``), so that their lines are found with ``str.find`` instead of a regex.
     """
     lines = text.split("\n")

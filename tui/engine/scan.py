@@ -131,7 +131,7 @@ class Scanner:
         model = self.model
         self.check_run()
         stop = len(lines) if stop is None else stop
-        shape_get, quiet_get = self._shapes.get, self._quiet.get
+        shape_get = self._shapes.get
         queue = model.decode.pending.append
         decode_ts = model.decode_ts
         owners: list[str | None] = []
@@ -154,7 +154,7 @@ class Scanner:
                         own(tag)
                         continue
                     if kind == PREFILL or (
-                        kind == OTHER and (quiet_get(line[at:]) or self._quiet_message(line[at:]))
+                        kind == OTHER and self.quiet(line[at:])
                     ):
                         own(tag)
                         continue
@@ -181,13 +181,13 @@ class Scanner:
         self._absorb(lines, start, owners, cut, now)
 
     def fast_allowed(self) -> bool:
-        """The fast paths apply while serving, with the engine known and no hard failure
+        """The fast paths apply to an SGLang log while serving, with no hard failure
         still gathering lines (those lines go to the failure tracker one by one)."""
         model = self.model
         failures = model.failures
         return (
             model.serving
-            and self.grammar.engine != "unknown"
+            and self.grammar.engine == "sglang"
             and not (failures.open and failures.current(True) is not None)
         )
 
