@@ -189,19 +189,16 @@ _RULES: tuple[_Rule, ...] = tuple(
 )  # fmt: skip
 
 
-# The first four characters of every message a rule above (or uvicorn) can match, except the
-# ones with a free-form label in front of ``KV Cache`` and the multimodal ``Using X as ...``.
-_PREFIXES = frozenset(
-    ("serv", "Init", "Load", "Mult", "Atte", "The ", "Mamb", "Memo", "Capt", "max_", "Deco",
-     "SIGT", "Star", "Dumm", "INFO", "WARN", "ERRO", "DEBU", "CRIT")
-)  # fmt: skip
-
-
 _RULE_PREFIXES = frozenset(
     ("serv", "Init", "Load", "Mult", "Usin", "Atte", "The ", "Mamb", "Memo", "Capt", "max_",
      "Deco", "SIGT", "Star", "Dumm")
 )  # fmt: skip
-"""The first four characters of every message a rule matches, but for ``KV Cache`` lines."""
+"""The first four characters of every message a rule above matches, but for ``KV Cache`` lines
+(a free-form label comes first)."""
+
+# The same, and the levels in front of uvicorn's lines, but without ``Usin``: a ``Using X as``
+# message matters only for the multimodal backend, which ``is_boring`` checks by itself.
+_PREFIXES = (_RULE_PREFIXES - {"Usin"}) | {"INFO", "WARN", "ERRO", "DEBU", "CRIT"}
 
 
 def is_boring(line: str, start: int) -> bool:
