@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
@@ -156,7 +157,18 @@ def test_plain_serving_lines_agree_whatever_the_chunks(picks: list[tuple[int, in
 def test_a_long_serving_log_keeps_its_thinned_events_and_counts() -> None:
     picks = [(0, i % len(PLAIN), 1 if i % 7 == 0 else 0, i % 100) for i in range(3000)]
     data = _log(picks)
-    events, snapshot = _read(data, 65536)
+    absorbed: list[int] = []
+    real_absorb = bulk.BulkReader._absorb
+
+    def counting(self: bulk.BulkReader, *args: Any) -> bool:
+        done = real_absorb(self, *args)
+        start, stop = args[2], args[3]
+        absorbed.append(stop - start if done else 0)
+        return done
+
+    with mock.patch.object(bulk.BulkReader, "_absorb", counting):
+        events, snapshot = _read(data, 65536)
+    assert sum(absorbed) > 2000, "most serving lines took the bulk path"
     with _bulk_from(LINE_BY_LINE):
         assert (events, snapshot) == _read(data, 65536)
     assert snapshot.lines == data.count(b"\n") + READY.count("\n")
