@@ -231,6 +231,9 @@ async def test_the_stalled_rank_is_dumped_when_none_is_focused() -> None:
         assert stack_target(replace(stalled, verdict=Verdict.STARTING), None) is None
         assert stack_target(None, None) is None
         assert rank_node(stalled, "TP2") == 0
+        two_nodes = replace(stalled, snapshot=Snapshot(server=server(16), ranks=ranks(16)))
+        assert rank_node(two_nodes, "TP11") == 1
+        assert rank_node(two_nodes, "TP3") == 0
 
 
 def test_only_a_running_launched_run_has_a_process_group() -> None:
