@@ -189,3 +189,17 @@ def test_logs_read_whole_assume_the_clocks_agree() -> None:
     assert joined[1].after == pytest.approx(30, abs=1.5)
     assert engine.snapshot.nodes[1].clock_skew is None
     assert engine.snapshot.outcome is Outcome.READY
+
+
+def test_a_relaunch_after_a_failed_node_becomes_ready_in_the_same_logs() -> None:
+    first = [node_log(16, 2, 0), node_log(16, 2, 1, scenario="rank-crash", fail_rank=1)]
+    later = end_of(first) + 60
+    again = [node_log(16, 2, k) for k in range(2)]
+    logs = [[*first[k], *((at + later, data) for at, data in again[k])] for k in range(2)]
+    engine, clock = _cluster(2)
+    updates = play(engine, clock, logs, later - 1)
+    assert engine.snapshot.outcome is Outcome.FAILED
+    updates = play(engine, clock, logs, end_of(logs), since=later - 1)
+    found = [event for update in updates for event in update.events]
+    assert any(isinstance(event, AllNodesReady) for event in found)
+    assert engine.snapshot.outcome is Outcome.READY

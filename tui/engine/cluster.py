@@ -175,7 +175,8 @@ class ClusterEngine:
         if node not in self._ready and node_is_ready(self._snapshots[node], self._snapshots):
             self._ready.add(node)
             found.append(NodeReady(0, None, None, node))
-        if not self._all_ready and len(self._ready) == self.size and not self._failed:
+        snapshots = self._snapshots
+        if not self._all_ready and all(node_is_ready(s, snapshots) for s in snapshots):
             merged = self.snapshot
             if merged.outcome is Outcome.READY:
                 self._all_ready = True
