@@ -202,4 +202,5 @@ def test_a_relaunch_after_a_failed_node_becomes_ready_in_the_same_logs() -> None
     updates = play(engine, clock, logs, end_of(logs), since=later - 1)
     found = [event for update in updates for event in update.events]
     assert any(isinstance(event, AllNodesReady) for event in found)
-    assert engine.snapshot.outcome is Outcome.READY
+    final = engine.snapshot
+    assert final.outcome is Outcome.READY
