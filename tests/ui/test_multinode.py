@@ -21,11 +21,11 @@ from tui.app.app import MonitorApp
 from tui.app.build import WatchSettings
 from tui.app.cluster_build import build_cluster_app
 from tui.app.cluster_link import ClusterLink
-from tui.app.cluster_source import combined
+from tui.app.cluster_source import ClusterSource, combined
 from tui.app.messages import ChunkReceived, ConnectionChanged
 from tui.app.model import ConnectionState, HealthKind, HealthReading, Target
 from tui.app.node_rows import node_title
-from tui.app.sources import ScriptedSource
+from tui.app.sources import Backpressure, ScriptedSource, Throttled
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankPanel
 from tui.commands.watch import watch_plan
@@ -227,3 +227,14 @@ def test_hostile_tags_and_hosts_reach_the_node_row_as_plain_text() -> None:
     assert "TP[bold]1" in title.plain
     assert "\x1b" not in title.plain
     assert "\x07" not in title.plain
+
+
+def test_every_node_reads_no_faster_than_the_app_parses(tmp_path: Path) -> None:
+    sessions = [HostSession(LocalConnector()) for _ in range(2)]
+    paths = [str(tmp_path / f"node{k}.log") for k in range(2)]
+    source = ClusterSource(sessions, paths, ["gpu-a", "gpu-b"])
+    assert isinstance(source, Throttled)
+    MonitorApp(link=ClusterLink(["gpu-a", "gpu-b"]), source=source, target=Target("big"))
+    pressure = source.throttle
+    assert isinstance(pressure, Backpressure), "the app gave the source its backpressure"
+    assert all(node.throttle is pressure for node in source.nodes)

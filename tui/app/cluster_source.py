@@ -15,7 +15,7 @@ from textual.message import Message
 from tui.app.messages import ChunkReceived, ConnectionChanged, StreamEnded, StreamMarked
 from tui.app.model import ConnectionState
 from tui.app.session_source import SessionSource
-from tui.app.sources import Post
+from tui.app.sources import Backpressure, Post
 from tui.io.session import HostSession
 
 _WORST_FIRST = (
@@ -51,14 +51,25 @@ class ClusterSource:
         if not len(sessions) == len(paths) == len(hosts):
             raise ValueError("one session, one log and one host name per node")
         self.hosts = tuple(hosts)
-        self._sources = [SessionSource(s, p) for s, p in zip(sessions, paths, strict=True)]
+        self.nodes = tuple(SessionSource(s, p) for s, p in zip(sessions, paths, strict=True))
+        """One tail per node, node 0 first."""
         self._sessions = list(dict.fromkeys(sessions))
         self._states: dict[int, ConnectionChanged] = {}
+
+    @property
+    def throttle(self) -> Backpressure | None:
+        """The app's backpressure, shared by every node's tail (see ``Throttled``)."""
+        return self.nodes[0].throttle
+
+    @throttle.setter
+    def throttle(self, value: Backpressure | None) -> None:
+        for source in self.nodes:
+            source.throttle = value
 
     async def run(self, post: Post) -> None:
         self._states = {}
         await asyncio.gather(
-            *(source.run(self._poster(node, post)) for node, source in enumerate(self._sources))
+            *(source.run(self._poster(node, post)) for node, source in enumerate(self.nodes))
         )
 
     def _poster(self, node: int, post: Post) -> Post:
