@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.ui.fakes import FakeLink  # noqa: E402
 from tui.app.app import MonitorApp  # noqa: E402
-from tui.app.bench_worker import BenchLevelFinished, BenchProgressed, BenchStarted  # noqa: E402
+from tui.app.bench_messages import BenchLevelFinished, BenchProgressed, BenchStarted  # noqa: E402
 from tui.app.model import Target  # noqa: E402
 from tui.app.screens.compare import compare_table  # noqa: E402
 from tui.app.sources import ScriptedSource  # noqa: E402

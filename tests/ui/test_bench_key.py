@@ -11,8 +11,8 @@ from textual.pilot import Pilot
 from tests.sim.conftest import free_port
 from tests.ui.fakes import FakeLink
 from tui.app.app import MonitorApp
+from tui.app.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench_state import BenchPhase
-from tui.app.bench_worker import BenchOptions, BenchSetup
 from tui.app.model import Target
 from tui.app.sources import ScriptedSource
 from tui.config import BenchConfig

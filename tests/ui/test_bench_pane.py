@@ -24,8 +24,8 @@ from textual.widgets import Footer, Static
 from tests.sim.conftest import Sim, free_port
 from tests.ui.fakes import FakeLink
 from tui.app.app import MonitorApp
+from tui.app.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench_state import BenchPhase
-from tui.app.bench_worker import BenchOptions, BenchSetup
 from tui.app.engine_link import EngineAdapter
 from tui.app.health_source import HealthSource
 from tui.app.model import Target

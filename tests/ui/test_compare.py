@@ -13,7 +13,7 @@ from textual.widgets import Footer, Static
 
 from tests.ui.fakes import FakeLink
 from tui.app.app import MonitorApp
-from tui.app.bench_worker import BenchOptions, BenchSetup
+from tui.app.bench_runs import BenchOptions, BenchSetup
 from tui.app.model import Target
 from tui.app.run_records import Scope, load_columns
 from tui.app.screens.compare import CompareScreen

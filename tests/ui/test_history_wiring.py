@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 
 from tests.ui.fakes import FakeClock
 from tests.ui.startup_log import phases, up_to
-from tui.app.bench_worker import BenchOptions
+from tui.app.bench_runs import BenchOptions
 from tui.app.build import WatchSettings, build_app
 from tui.app.engine_link import EngineAdapter
 from tui.app.model import Target

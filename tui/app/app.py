@@ -16,7 +16,9 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.app.alerts import Alerts, NotifyMode
-from tui.app.bench_worker import BENCH_ACTIONS, BENCH_BINDINGS, BenchControl, BenchEvent, BenchSetup
+from tui.app.bench_messages import BenchEvent
+from tui.app.bench_runs import BenchSetup
+from tui.app.bench_worker import BENCH_ACTIONS, BENCH_BINDINGS, BenchControl
 from tui.app.engine_link import EngineLink
 from tui.app.ingest import Ingest
 from tui.app.launch_actions import LAUNCH_BINDINGS, LaunchControl, LauncherOpener

@@ -32,7 +32,6 @@ from tui.app.bench_messages import (
     BenchStarted,
 )
 from tui.app.bench_runs import (
-    DEMO_BENCH,
     SETTLE_SECONDS,
     BenchOptions,
     BenchSetup,
@@ -56,12 +55,6 @@ from tui.io.bench_client import clean, detect_endpoint
 from tui.io.session import SessionClosed
 from tui.io.store import StoreError
 from tui.io.transport import TransportError
-
-__all__ = [
-    "BENCH_ACTIONS", "BENCH_BINDINGS", "DEMO_BENCH", "BenchControl", "BenchEvent",
-    "BenchFailed", "BenchFinished", "BenchLevelFinished", "BenchOptions", "BenchProgressed",
-    "BenchSetup", "BenchStarted",
-]  # fmt: skip
 
 BENCH_ACTIONS = frozenset({"bench", "compare"})
 BENCH_BINDINGS: list[BindingType] = [

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from tui.app.alerts import NOTIFY_MODES, NotifyMode
 from tui.app.app import MonitorApp
-from tui.app.bench_worker import BenchOptions, BenchSetup
+from tui.app.bench_runs import BenchOptions, BenchSetup
 from tui.app.engine_link import EngineAdapter, EngineLink
 from tui.app.health_source import HealthSource
 from tui.app.launch_actions import LauncherOpener

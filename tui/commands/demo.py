@@ -61,7 +61,7 @@ async def _demo(options: DemoOptions, theme: str | None) -> int:
 async def _watch_demo(
     demo: DemoHost, options: DemoOptions, theme: str | None, guard: ExitGuard
 ) -> int:
-    from tui.app.bench_worker import DEMO_BENCH
+    from tui.app.bench_runs import DEMO_BENCH
     from tui.app.build import WatchSettings, build_app
     from tui.app.model import Target
     from tui.app.runner import run_app

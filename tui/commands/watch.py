@@ -85,7 +85,7 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
 
 
 async def _watch(plan: WatchPlan) -> int:
-    from tui.app.bench_worker import BenchOptions
+    from tui.app.bench_runs import BenchOptions
     from tui.app.build import WatchSettings, build_app
     from tui.app.model import Target
     from tui.app.runner import run_app
