@@ -28,9 +28,7 @@ from itertools import compress, islice
 from typing import TYPE_CHECKING, NamedTuple
 
 from tui.engine.bulk_plan import Batch, Bucket, Keys, Plan, make_plan
-from tui.engine.grammar import sglang
 from tui.engine.grammar.common import parse_access
-from tui.engine.grammar.hits import Parsed
 from tui.engine.grammar.shapes import KEY_START
 
 if TYPE_CHECKING:
@@ -162,14 +160,13 @@ class BulkReader:
         return sorted([*events, *requests])
 
     def _emit(self, batch: Batch, event: _Event, now: float) -> None:
-        """The event of a plain line: its time is its first characters (no fraction)."""
-        line, at, model = batch.lines[event.row], event.at, self.scanner.model
-        parsed = Parsed(event.tag, line[1 : KEY_START + 1], line[at:], ())
-        when = model.when(parsed, batch.base + event.row + 1, now)
+        """The event of a plain line, as the per-line fast path gives it."""
+        scanner, line, number = self.scanner, batch.lines[event.row], batch.base + event.row + 1
         if event.request is None:
-            model.decode_event(event.tag, sglang.decode_hit(line[at:]), when)
+            scanner.decode_event(event.tag, line, event.at, number, now)
         else:
-            model.request_seen(event.tag, event.request, when)
+            when = scanner.event_time(event.tag, line, event.at, number, now)
+            scanner.model.request_seen(event.tag, event.request, when)
 
     def _keep_decode(
         self, batch: Batch, plan: Plan, start: int, stop: int, counts: Counter[str]

@@ -150,7 +150,7 @@ class Scanner:
                     if kind == DECODE:
                         queue(line)
                         if decode_ts.get(tag) != bucket:
-                            self._decode_event(tag, line, at, base + len(owners) + 1, now)
+                            self.decode_event(tag, line, at, base + len(owners) + 1, now)
                         own(tag)
                         continue
                     if kind == PREFILL or (
@@ -270,14 +270,15 @@ class Scanner:
                     break
         self.model.absorb(last, counts, now)
 
-    def _envelope(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
+    def event_time(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
         """Note the time of a fast-path line that produces an event."""
         envelope = sglang.ENVELOPE.match(line)
         ts_text = envelope["ts"] if envelope is not None else None
         return self.model.when(Parsed(tag, ts_text, line[at:], ()), number, now)
 
-    def _decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
-        when = self._envelope(tag, line, at, number, now)
+    def decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
+        """The (thinned) decode event of a fast-path decode line."""
+        when = self.event_time(tag, line, at, number, now)
         self.model.decode_event(tag, sglang.decode_hit(line[at:]), when)
 
     def _request(self, tag: str, line: str, at: int, number: int, now: float) -> None:
@@ -285,7 +286,7 @@ class Scanner:
         if request is None:
             self.line(line, number, now)
         else:
-            self.model.request_seen(tag, request, self._envelope(tag, line, at, number, now))
+            self.model.request_seen(tag, request, self.event_time(tag, line, at, number, now))
 
     # ------------------------------------------------------------------ single lines
 
