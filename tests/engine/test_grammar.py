@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tui.engine.decode_tail import slot_value
 from tui.engine.grammar import LineGrammar
 from tui.engine.grammar.args import sglang_args, vllm_args
 from tui.engine.grammar.common import failure_hit, parse_bar
@@ -19,7 +20,7 @@ from tui.engine.grammar.hits import (
     SpecHit,
     StageHit,
 )
-from tui.engine.grammar.sglang import decode_figures, is_boring
+from tui.engine.grammar.sglang import is_boring
 from tui.engine.grammar.wrappers import unwrap
 from tui.engine.stages import FailureKind, Stage
 
@@ -362,4 +363,4 @@ def test_hostile_numbers_are_dropped_not_raised() -> None:
     assert parse_bar(f"Loading safetensors checkpoint shards: 5% Completed | {huge}/9") is None
     load = "[2026-01-01 00:00:00 TP0] Load weight begin. avail mem=1.2.3 GB"
     assert stage_of(load) is Stage.WEIGHT_LOADING
-    assert decode_figures(f"gen throughput (token/s): {huge}, accept len: 2.5, ") == ([], [2.5], [])
+    assert (slot_value(f"{huge}, accept len: 2.5, "), slot_value("2.5, ")) == (None, 2.5)

@@ -20,12 +20,13 @@ from collections import deque
 from collections.abc import Iterable
 
 from tui.engine.grammar.common import to_float
+from tui.engine.grammar.sglang import DECODE_LABELS
 
 RING = 512
 """Slots kept per kind of figure."""
 GEN, ACCEPT, RATE = range(3)
 """Kinds of figure, in the order of ``LABELS``."""
-LABELS = ("gen throughput (token/s): ", "accept len: ", "accept rate: ")
+LABELS = DECODE_LABELS
 """What precedes each kind of figure in an SGLang ``Decode batch`` line."""
 TAIL_LINES = 8 * RING
 """Lines kept in blocks before the older blocks are dropped (or read into the floor)."""

@@ -10,7 +10,6 @@ begin``; ``Load weight end`` with and without ``elapsed=``).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 
@@ -77,46 +76,22 @@ def _number(text: str, key: str) -> float | None:
     return to_float(text[start:] if end < 0 else text[start:end])
 
 
+DECODE_LABELS = ("gen throughput (token/s): ", "accept len: ", "accept rate: ")
+"""What precedes the gen throughput, accept length and accept rate in a ``Decode batch``
+line."""
+
+
 def decode_hit(msg: str) -> DecodeHit:
     """The figures of a ``Decode batch`` line (any version)."""
     running = _number(msg, "#running-req: ")
     queued = _number(msg, "#queue-req: ")
+    gen, accept_len, accept_rate = (_number(msg, label) for label in DECODE_LABELS)
     return DecodeHit(
-        _number(msg, "gen throughput (token/s): "),
-        _number(msg, "accept len: "),
-        _number(msg, "accept rate: "),
+        gen,
+        accept_len,
+        accept_rate,
         whole(running),
         whole(queued),
-    )
-
-
-_GEN = re.compile(r"gen throughput \(token/s\): ([\d.]+)")
-_ACCEPT_LEN = re.compile(r"accept len: ([\d.]+)")
-_ACCEPT_RATE = re.compile(r"accept rate: ([\d.]+)")
-
-
-def _floats(values: list[str]) -> list[float]:
-    try:
-        numbers = list(map(float, values))
-    except ValueError:
-        return [number for number in map(to_float, values) if number is not None]
-    if math.isfinite(sum(numbers)):  # finite only when every number is
-        return numbers
-    return [number for number in numbers if math.isfinite(number)]
-
-
-def _figures(pattern: re.Pattern[str], key: str, text: str) -> list[float]:
-    return _floats(pattern.findall(text)) if key in text else []
-
-
-def decode_figures(text: str) -> tuple[list[float], list[float], list[float]]:
-    """Every gen throughput, accept len and accept rate figure in ``text`` (one or many decode
-    lines joined by newlines), in order; unreadable numbers are skipped. Reading many lines at
-    once gives exactly what reading them one by one gives."""
-    return (
-        _figures(_GEN, "gen throughput", text),
-        _figures(_ACCEPT_LEN, "accept len", text),
-        _figures(_ACCEPT_RATE, "accept rate", text),
     )
 
 
