@@ -224,14 +224,22 @@ class MonitorApp(App[int]):
     # --- the repaint -----------------------------------------------------------------------
 
     def _tick(self) -> None:
-        self.state.touch()
+        """The clock moved: repaint now when no repaint is due, so that an idle app wakes once a
+        second rather than twice; else the flush already armed (or the flood's pace) shows it."""
+        if self._flush_timer is None and self._flush_seconds_since() >= BUSY_FLUSH_SECONDS:
+            self.state.age()
+            self._flush_due()
+        else:
+            self.state.touch()
+
+    def _flush_seconds_since(self) -> float:
+        return time.monotonic() - self._flushed_at
 
     def _arm_flush(self) -> None:
         """The one flush timer: armed by the first change, so an idle app never wakes for it;
         soon after a quiet spell, at a slower pace while changes keep coming."""
         if self._flush_timer is None:
-            since = time.monotonic() - self._flushed_at
-            delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - since)
+            delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - self._flush_seconds_since())
             self._flush_timer = self.set_timer(delay, self._flush_due)
 
     def _flush_due(self) -> None:

@@ -74,6 +74,10 @@ class MonitorState:
         self._dirty = True
         self.on_change()
 
+    def age(self) -> None:
+        """Note that the clock moved, for a caller that repaints at once (nobody is told)."""
+        self._dirty = True
+
     def feed(self, data: bytes, node: int = 0) -> None:
         """Hand a chunk of node ``node``'s log to the engine; keep its lines for the log view."""
         self.log.extend(self._reader(node).feed(data))
