@@ -91,11 +91,17 @@ class MainScreen(Screen[None]):
 
     composed = False
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._header = StatusHeader()
+        self._grid = RankGrid(id="grid")
+        self._failure = FailurePanel(id="failure")
+
     def compose(self) -> ComposeResult:
-        yield StatusHeader()
-        yield RankGrid(id="grid")
+        yield self._header
+        yield self._grid
         yield BenchPane(id="bench")
-        yield FailurePanel(id="failure")
+        yield self._failure
         yield Footer()
 
     def on_mount(self) -> None:
@@ -103,9 +109,9 @@ class MainScreen(Screen[None]):
 
     def show(self, view: MonitorView) -> None:
         """Apply one view to every widget (the caller batches the repaint)."""
-        self.query_one(StatusHeader).show(view)
-        self.query_one(RankGrid).show(rank_cards(view), view.snapshot.nodes, view.now)
-        self.query_one(FailurePanel).show(view.snapshot.failure)
+        self._header.show(view)
+        self._grid.show(rank_cards(view), view.snapshot.nodes, view.now)
+        self._failure.show(view.snapshot.failure)
 
     def focused_rank(self) -> str | None:
         focused = self.focused
@@ -119,4 +125,4 @@ class MainScreen(Screen[None]):
         return False
 
     def rank_tags(self) -> list[str]:
-        return [panel.tag for panel in self.query_one(RankGrid).panels()]
+        return [panel.tag for panel in self._grid.panels()]

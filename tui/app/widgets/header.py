@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.app import format as fmt
@@ -14,6 +15,7 @@ from tui.app.model import ConnectionState, MonitorView
 from tui.app.node_rows import traffic_note
 from tui.app.widgets.gpu import GpuSummary
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
+from tui.app.widgets.line import ContentLine
 from tui.engine.snapshot import ServerInfo
 from tui.engine.stages import Verdict
 
@@ -48,6 +50,13 @@ def identity_line(view: MonitorView) -> Content:
         algorithm = server.speculative_algorithm or "draft"
         parts.extend([" · ", (f"{algorithm} ", "$text-muted"), server.drafter])
     return Content.assemble(*(_clean(part) for part in parts))
+
+
+def identity_inputs(view: MonitorView) -> tuple[object, ...]:
+    """Everything ``identity_line`` reads: the line is rebuilt only when one of them changed."""
+    snapshot = view.snapshot
+    return (view.target, view.connection, view.connection_detail, snapshot.server,
+            traffic_note(snapshot))  # fmt: skip
 
 
 def _clean(part: str | tuple[str, str]) -> str | tuple[str, str]:
@@ -105,38 +114,14 @@ def _eta_text(view: MonitorView) -> Content:
     return Content(f" ETA {fmt.clock(low)}-{fmt.clock(high)}")
 
 
-class TimerLine(Widget):
+class TimerLine(ContentLine):
     """The start-up timer, bar and ETA, laid out for the width it really has when drawn."""
 
     DEFAULT_CSS = "TimerLine { width: 1fr; height: 1; padding: 0 1; }"
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.view: MonitorView | None = None
-        self._drawn: tuple[int, Content] | None = None
-        self._fresh: tuple[int, Content] | None = None
-        """The line ``show`` just made, drawn as is when the width has not changed since."""
+    MIN_WIDTH = 20
 
     def show(self, view: MonitorView) -> None:
-        self.view = view
-        width = self._width
-        line = timer_line(view, width)
-        if self._drawn is None or not line.is_same(self._drawn[1]):
-            self._fresh = (width, line)
-            self.refresh()
-
-    @property
-    def _width(self) -> int:
-        return max(20, self.content_size.width)
-
-    def render(self) -> Content:
-        if self.view is None:
-            return Content("")
-        width = self._width
-        fresh, self._fresh = self._fresh, None
-        line = fresh[1] if fresh is not None and fresh[0] == width else None
-        self._drawn = (width, line or timer_line(self.view, width))
-        return self._drawn[1]
+        self.show_line(partial(timer_line, view))
 
 
 class StatusHeader(Vertical):
@@ -156,29 +141,45 @@ class StatusHeader(Vertical):
     }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._identity = Static(Content(""), id="identity")
+        self._verdict = VerdictBadge(id="verdict")
+        self._timer = TimerLine(id="timer")
+        self._health = HealthBadge(id="health")
+        self._gpu = GpuSummary(id="gpu-total")
+        self._notes = Static(Content(""), id="disagreement")
+        self._identity_of: tuple[object, ...] | None = None
+        self._notes_of: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+
     def compose(self) -> ComposeResult:
-        yield Static(Content(""), id="identity")
+        yield self._identity
         with Horizontal():
-            yield VerdictBadge(id="verdict")
-            yield TimerLine(id="timer")
-            yield HealthBadge(id="health")
-        yield GpuSummary(id="gpu-total")
-        yield Static(Content(""), id="disagreement")
+            yield self._verdict
+            yield self._timer
+            yield self._health
+        yield self._gpu
+        yield self._notes
 
     def show(self, view: MonitorView) -> None:
         """Repaint what changed; only the notes line can change the header's height."""
-        _update(self.query_one("#identity", Static), identity_line(view), layout=False)
-        self.query_one(VerdictBadge).show(view.verdict)
-        self.query_one(HealthBadge).show(view.health)
-        self.query_one(TimerLine).show(view)
+        if (identity := identity_inputs(view)) != self._identity_of:
+            self._identity_of = identity
+            _update(self._identity, identity_line(view), layout=False)
+        self._verdict.show(view.verdict)
+        self._health.show(view.health)
+        self._timer.show(view)
         if view.gpu is not None:
-            total = self.query_one(GpuSummary)
-            total.set_class(True, "-shown")
-            total.show(view.gpu, view.now)
-        notes = self.query_one("#disagreement", Static)
-        notes.set_class(bool(view.disagreements or view.markers), "-shown")
+            self._gpu.set_class(True, "-shown")
+            self._gpu.show(view.gpu, view.now)
+        if (notes := (view.disagreements, view.markers)) != self._notes_of:
+            self._notes_of = notes
+            self._show_notes(view)
+
+    def _show_notes(self, view: MonitorView) -> None:
+        self._notes.set_class(bool(view.disagreements or view.markers), "-shown")
         lines = [f"⚠ {text}" for text in (*view.disagreements, *view.markers)]
-        _update(notes, Content("\n".join(lines)), layout=True)
+        _update(self._notes, Content("\n".join(lines)), layout=True)
 
 
 def _update(widget: Static, content: Content, layout: bool) -> None:

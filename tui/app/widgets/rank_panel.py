@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widget import Widget
 
 from tui.app import format as fmt
 from tui.app.logbook import printable
 from tui.app.widgets.gpu import RankGpuView, panel_line
+from tui.app.widgets.line import ContentLine, LineMaker, blank
 from tui.engine.snapshot import Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
@@ -40,41 +39,23 @@ class RankCard:
         return bool(self.flag)
 
 
-LineMaker = Callable[[int], Content]
-
-
-def _blank(width: int) -> Content:
-    return Content("")
-
-
-class RankLine(Widget):
+class RankLine(ContentLine):
     """One line of a panel, laid out for the width it has when drawn; repainted only when its
     text or styles change."""
 
     DEFAULT_CSS = "RankLine { height: 1; width: 1fr; }"
+    MIN_WIDTH = 8
 
     def __init__(self, classes: str) -> None:
         super().__init__(classes=classes)
-        self.make: LineMaker = _blank
-        self.drawn: Content | None = None
         self.key: object = None
 
     def set(self, make: LineMaker, key: object) -> None:
         """Show ``make``'s line; ``key`` holds everything the line depends on besides width."""
         if key == self.key and self.drawn is not None:
             return
-        self.make, self.key = make, key
-        fresh = make(self._width)
-        if self.drawn is None or not fresh.is_same(self.drawn):
-            self.refresh()
-
-    @property
-    def _width(self) -> int:
-        return max(8, self.content_size.width)
-
-    def render(self) -> Content:
-        self.drawn = self.make(self._width)
-        return self.drawn
+        self.key = key
+        self.show_line(make)
 
 
 class RankPanel(Vertical, can_focus=True):
@@ -154,8 +135,8 @@ class RankPanel(Vertical, can_focus=True):
             return [
                 (partial(self._stage_line, card, with_tag=True), ("compact", stage_key)),
                 (partial(self._compact_bar, card), bar_key),
-                (_blank, "blank"),
-                (_blank, "blank"),
+                (blank, "blank"),
+                (blank, "blank"),
             ]
         return [
             (partial(self._stage_line, card, with_tag=False), stage_key),
@@ -166,7 +147,7 @@ class RankPanel(Vertical, can_focus=True):
 
     def render_text(self) -> str:
         """What the panel shows, as plain text (for tests and screen readers)."""
-        shown = [line.make(line._width).plain for line in self._lines if line.display]
+        shown = [line.make(line.line_width).plain for line in self._lines if line.display]
         return "\n".join(shown)
 
     def _memory(self, card: RankCard, width: int) -> Content:
