@@ -8,7 +8,8 @@ produces an event. The same can be worked out for a whole batch of lines with op
 loop in C: slicing every line's stamp and key with ``map``, counting keys with ``Counter``,
 finding the first line of a rank in a ten-second bucket with ``compress`` and ``bisect``, and
 joining the decode lines. Python code runs once per distinct key, stamp or message, and once
-per event.
+per event. Lines stay bytes (printable ASCII, see ``tui.engine.plain_bytes``) until one is
+needed as text: an event's line, a rank's last line, the joined decode lines.
 
 A ``Plan`` classifies a batch. The lines the fast path would send through the full grammar
 (*slow* lines: unknown shapes or ranks, invalid stamps, messages that may mean something,
@@ -22,12 +23,10 @@ give the same events, line numbers, log times, per-rank counts and last lines.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from itertools import compress, islice
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from tui.engine.bulk_plan import Batch, Bucket, Keys, Plan, make_plan
+from tui.engine.bulk_plan import Batch, Bucket, Codes, Keys, Plan, make_plan
 from tui.engine.grammar.common import parse_access
 from tui.engine.grammar.shapes import KEY_START
 
@@ -57,12 +56,15 @@ class BulkReader:
         self.scanner = scanner
         self.keys = Keys((-1, 0, False))
 
-    def scan(self, lines: list[str], now: float) -> None:
-        """Process ``lines`` (numbered from ``model.lines + 1``) as ``scan_fast`` would."""
+    def scan(self, data: bytes, now: float) -> None:
+        """Process the complete lines of ``data`` (numbered from ``model.lines + 1``) as
+        ``scan_fast`` would."""
+        lines = data.split(b"\n")
+        lines.pop()
         scanner = self.scanner
         scanner.check_run()
         if len(lines) < MIN_LINES or not scanner.fast_allowed():
-            scanner.scan_fast(lines, now)
+            scanner.scan_fast(_texts(lines), now)
             return
         batch = Batch(lines, scanner.model.lines)
         start = 0
@@ -73,12 +75,12 @@ class BulkReader:
             start = self._follow(batch, plan, now)
             if start == len(lines):
                 if scanner.fast_allowed():
-                    scanner.sync_time(lines, start, now)
+                    _sync(scanner, lines, start, now)
                 return
             if not scanner.fast_allowed():
                 break
             scanner.check_run()
-        scanner.scan_fast(lines, now, start)
+        scanner.scan_fast(_texts(lines, start), now)
 
     def _keys(self) -> Keys:
         """The classification of keys, started over when the state changed."""
@@ -98,7 +100,7 @@ class BulkReader:
         start, end = plan.start, len(batch.lines)
         for slow in [*plan.slow, end]:
             if start < slow and not self._absorb(batch, plan, start, slow, now):
-                self.scanner.scan_fast(batch.lines, now, start, slow)
+                self.scanner.scan_fast(_texts(batch.lines, start, slow), now)
                 if self._signature() != signature:
                     return slow
             if slow == end:
@@ -111,8 +113,8 @@ class BulkReader:
 
     def _slow_line(self, batch: Batch, index: int, now: float) -> None:
         """A slow line through the full grammar, as the per-line path reads it."""
-        scanner, line = self.scanner, batch.lines[index]
-        scanner.sync_time(batch.lines, index, now)
+        scanner, line = self.scanner, batch.lines[index].decode("ascii")
+        _sync(scanner, batch.lines, index, now)
         scanner.stamp = line[:KEY_START]
         number = batch.base + index + 1
         owner = scanner.line(line, number, now)
@@ -136,14 +138,12 @@ class BulkReader:
         scanner, model = self.scanner, self.scanner.model
         for event in events:
             self._emit(batch, event, now)
-        whole = start == 0 and stop == len(batch.lines)
-        counts = batch.counts if whole else Counter(islice(batch.keys, start, stop))
-        self._keep_decode(batch, plan, start, stop, counts)
-        requests = sum(counts.get(key, 0) for key in plan.keys.access)
+        self._keep_decode(plan, start, stop)
+        requests = plan.selector(plan.keys.access).count(1, start, stop)
         model.requests += requests - sum(event.request is not None for event in events)
-        model.absorb(*self._owners(batch, plan, start, stop, counts), now)
+        model.absorb(*_owners(plan, start, stop), now)
         model.lines = batch.base + stop
-        scanner.stamp = buckets[-1][2]
+        scanner.stamp = buckets[-1][2].decode("ascii")
         return True
 
     def _events(self, batch: Batch, plan: Plan, buckets: list[Bucket]) -> list[_Event] | None:
@@ -151,8 +151,8 @@ class BulkReader:
         makes an event does not parse (the per-line path then reads it in full)."""
         events = [
             event
-            for tag, keys in plan.keys.decode.items()
-            for event in _decode_events(batch, plan, tag, keys, buckets, self.scanner)
+            for tag, codes in plan.keys.decode.items()
+            for event in _decode_events(plan, tag, codes, buckets, self.scanner)
         ]
         requests = _request_events(batch, plan, buckets, self.scanner.model.request_ts)
         if requests is None:
@@ -161,76 +161,75 @@ class BulkReader:
 
     def _emit(self, batch: Batch, event: _Event, now: float) -> None:
         """The event of a plain line, as the per-line fast path gives it."""
-        scanner, line, number = self.scanner, batch.lines[event.row], batch.base + event.row + 1
+        scanner, number = self.scanner, batch.base + event.row + 1
+        line = batch.lines[event.row].decode("ascii")
+        ts_text = line[1 : KEY_START + 1]  # a plain line's stamp has no fraction of a second
         if event.request is None:
-            scanner.decode_event(event.tag, line, event.at, number, now)
+            scanner.decode_event(event.tag, line, event.at, number, now, ts_text)
         else:
-            when = scanner.event_time(event.tag, line, event.at, number, now)
+            when = scanner.event_time(event.tag, line, event.at, number, now, ts_text)
             scanner.model.request_seen(event.tag, event.request, when)
 
-    def _keep_decode(
-        self, batch: Batch, plan: Plan, start: int, stop: int, counts: Counter[str]
-    ) -> None:
-        wanted = plan.keys.decode_keys
-        count = sum(counts.get(key, 0) for key in wanted)
+    def _keep_decode(self, plan: Plan, start: int, stop: int) -> None:
+        wanted = plan.keys.decode_all
+        if plan.selector(wanted).find(1, start, stop) >= 0:
+            chosen = plan.chosen(wanted, start, stop)
+            self.scanner.model.decode.add_text(b"\n".join(chosen).decode("ascii"), len(chosen))
+
+
+def _owners(plan: Plan, start: int, stop: int) -> tuple[dict[str, str], dict[str, int]]:
+    """Each rank's last line and line count in the run."""
+    last: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    tagged = plan.tagged
+    for index, tag in enumerate(plan.keys.tags, 1):
+        count = tagged.count(index, start, stop)
         if count:
-            keys = islice(batch.keys, start, stop)
-            chosen = compress(islice(batch.lines, start, stop), map(wanted.__contains__, keys))
-            self.scanner.model.decode.add_text("\n".join(chosen), count)
-
-    @staticmethod
-    def _owners(
-        batch: Batch, plan: Plan, start: int, stop: int, counts: Counter[str]
-    ) -> tuple[dict[str, str], dict[str, int]]:
-        """Each rank's last line and line count in the run."""
-        per_tag: dict[str, int] = {}
-        for key, count in counts.items():
-            tag = plan.keys.known[key][0]
-            per_tag[tag] = per_tag.get(tag, 0) + count
-        last = {tag: batch.lines[_last(batch, plan.keys.tags[tag], start, stop)] for tag in per_tag}
-        return last, per_tag
+            counts[tag] = count
+            last[tag] = plan.lines[tagged.rfind(index, start, stop)].decode("ascii")
+    return last, counts
 
 
-def _first(keys: list[str], wanted: set[str], start: int, stop: int) -> int | None:
-    """The first index from ``start`` to ``stop`` whose key is in ``wanted``."""
-    found = map(wanted.__contains__, keys[start:stop])
-    return next(compress(range(start, stop), found), None)
+def _texts(lines: list[bytes], start: int = 0, stop: int | None = None) -> list[str]:
+    """``lines[start:stop]`` as text (printable ASCII: decoding is exact)."""
+    chosen = lines[start:stop]
+    return b"\n".join(chosen).decode("ascii").split("\n") if chosen else []
 
 
-def _last(batch: Batch, wanted: set[str], start: int, stop: int) -> int:
-    """The last index from ``start`` to ``stop`` whose key is in ``wanted`` (there is one)."""
-    total = len(batch.keys)
-    backwards = islice(reversed(batch.keys), total - stop, total - start)
-    return next(compress(range(stop - 1, start - 1, -1), map(wanted.__contains__, backwards)))
+def _sync(scanner: Scanner, lines: list[bytes], index: int, now: float) -> None:
+    """``Scanner.sync_time`` for a batch of bytes: the time of the line before ``index``."""
+    if index > 0:
+        scanner.sync_line(lines[index - 1].decode("ascii"), now)
 
 
 def _decode_events(
-    batch: Batch, plan: Plan, tag: str, keys: set[str], buckets: Iterable[Bucket],
-    scanner: Scanner,
-) -> Iterator[_Event]:  # fmt: skip
+    plan: Plan, tag: str, codes: Codes, buckets: list[Bucket], scanner: Scanner
+) -> Iterator[_Event]:
     """The first decode line of ``tag`` in each bucket other than the one it last reported."""
     previous = scanner.model.decode_ts.get(tag)
+    selector = plan.selector(codes)
     for start, stop, stamp in buckets:
-        bucket = stamp[1:]
+        bucket = stamp[1:].decode("ascii")
         if bucket != previous:
-            index = _first(batch.keys, keys, start, stop)
-            if index is not None:
+            index = selector.find(1, start, stop)
+            if index >= 0:
                 previous = bucket
-                yield _Event(index, tag, plan.keys.known[batch.keys[index]][2], None)
+                yield _Event(index, tag, plan.keys.groups[plan.codes[index]][2], None)
 
 
 def _request_events(
-    batch: Batch, plan: Plan, buckets: Iterable[Bucket], previous: str | None
+    batch: Batch, plan: Plan, buckets: list[Bucket], previous: str | None
 ) -> list[_Event] | None:
     """The first access line in each bucket other than the one last reported, parsed."""
     events: list[_Event] = []
+    selector = plan.selector(plan.keys.access)
     for start, stop, stamp in buckets:
-        bucket = stamp[1:]
-        index = _first(batch.keys, plan.keys.access, start, stop) if bucket != previous else None
-        if index is None:
+        bucket = stamp[1:].decode("ascii")
+        index = selector.find(1, start, stop) if bucket != previous else -1
+        if index < 0:
             continue
-        tag, _, at, _, _ = plan.keys.known[batch.keys[index]]
-        request = parse_access(batch.lines[index][at:])
+        tag, _, at, _, _ = plan.keys.groups[plan.codes[index]]
+        request = parse_access(batch.lines[index][at:].decode("ascii"))
         if request is None:
             return None
         previous = bucket

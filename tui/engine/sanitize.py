@@ -17,6 +17,7 @@ The output never contains ESC, DEL or a C1 control (U+0080 to U+009F), whatever 
 from __future__ import annotations
 
 import re
+from typing import AnyStr
 
 MAX_LINE_CHARS = 32_768
 """Lines longer than this keep their head and end with a note saying how much was cut."""
@@ -37,9 +38,9 @@ _CONTROLS: dict[int, str | None] = {
 }
 
 
-# Bytes that never need cleaning: tab, newline, printable ASCII and every byte >= 0x80 (UTF-8
-# lead and continuation bytes; the only C1 controls UTF-8 can spell start with 0xC2).
-_ORDINARY_BYTES = bytes([0x09, 0x0A, *range(0x20, 0x7F), *range(0x80, 0x100)])
+# Bytes that need cleaning wherever they are: C0 controls except tab and newline, and DEL (each
+# is looked for with one ``in`` test; the only C1 controls UTF-8 can spell start with 0xC2).
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F])
 _C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
 
 
@@ -49,8 +50,7 @@ def suspect_chars(data: bytes) -> str | None:
     DEL occur, and None when a C1 control may occur (then only a regex finds them)."""
     if b"\xc2" in data and _C1_BYTES.search(data) is not None:
         return None
-    controls = data.translate(None, _ORDINARY_BYTES)
-    return "".join(sorted(set(controls.decode("ascii")))) if controls else ""
+    return "".join(map(chr, filter(data.__contains__, _CONTROL_BYTES)))
 
 
 def clean_segment(text: str) -> str:
@@ -107,7 +107,7 @@ def split_lines(
     lines = text.split("\n")
     segmented: dict[int, list[str]] = {}
     if suspect is False or (suspect is None and _SUSPECT.search(text) is None):
-        if _may_hold_long_line(text, limit) and max(map(len, lines)) > limit:
+        if may_hold_long_line(text, limit, "\n") and max(map(len, lines)) > limit:
             lines = [cap_line(line, limit) for line in lines]
         return lines, segmented
     suspects = _lines_holding(text, chars) if chars else _suspect_lines(text)
@@ -127,16 +127,18 @@ def split_lines(
     return lines, segmented
 
 
-def _may_hold_long_line(text: str, limit: int) -> bool:
-    """False when no line of ``text`` is longer than ``limit``, decided with a few finds.
+def may_hold_long_line(text: AnyStr, limit: int, newline: AnyStr) -> bool:
+    """False when no line of ``text`` (text or bytes) is longer than ``limit``, decided with a
+    few finds.
 
-    A line longer than ``limit`` covers a whole aligned window of ``limit // 2`` characters,
-    so when every such window holds a newline, no line is too long.
+    A line longer than ``limit`` covers a whole aligned window of ``limit // 2`` items, so when
+    every such window holds a newline, no line is too long.
     """
     if len(text) <= limit:
         return False
     window = max(limit // 2, 1)
-    return any(text.find("\n", start, start + window) < 0 for start in range(0, len(text), window))
+    starts = range(0, len(text), window)
+    return any(text.find(newline, start, start + window) < 0 for start in starts)
 
 
 def _lines_holding(text: str, chars: str) -> list[int]:

@@ -72,7 +72,7 @@ class Scanner:
         """Process complete lines (numbered from ``model.lines + 1``).
 
         Lines that were redrawn with ``\\r`` (their segments in ``redrawn``) go one by one;
-        the runs of ordinary lines between them take the bulk path (``tui.engine.bulk``).
+        the runs of ordinary lines between them take the per-line fast path.
         """
         if self.kept is not None:
             self._scan_each(lines, redrawn, now)
@@ -80,11 +80,20 @@ class Scanner:
         start = 0
         for index in sorted(redrawn):
             if index > start:
-                self._bulk.scan(lines[start:index], now)
+                self.scan_fast(lines, now, start, index)
             self._scan_each([lines[index]], {0: redrawn[index]}, now)
             start = index + 1
         if start < len(lines):
-            self._bulk.scan(lines[start:] if start else lines, now)
+            self.scan_fast(lines, now, start)
+
+    def raw_allowed(self) -> bool:
+        """True when complete lines may come as bytes (``scan_raw``): no log view keeps them
+        and the fast paths apply."""
+        return self.kept is None and self.fast_allowed()
+
+    def scan_raw(self, data: bytes, now: float) -> None:
+        """Complete lines of printable ASCII as bytes, read in bulk (``tui.engine.bulk``)."""
+        self._bulk.scan(data, now)
 
     def scan_one(self, line: str, now: float, redrawn: bool) -> None:
         """One complete line (the end of a line carried over from earlier chunks)."""
@@ -247,8 +256,13 @@ class Scanner:
         """Give the model the log time of the line before ``lines[index]`` (the slow path notes
         every line's time; the fast paths skip that) before another line looks at it. Doing
         it again for a line the slow path read changes nothing."""
-        if index > 0 and lines[index - 1][:1] == "[":
-            envelope = sglang.ENVELOPE.match(lines[index - 1])
+        if index > 0:
+            self.sync_line(lines[index - 1], now)
+
+    def sync_line(self, line: str, now: float) -> None:
+        """Give the model the log time of ``line`` (see ``sync_time``)."""
+        if line[:1] == "[":
+            envelope = sglang.ENVELOPE.match(line)
             if envelope is not None:
                 self.model.when(Parsed(None, envelope["ts"], "", ()), 0, now)
 
@@ -270,15 +284,21 @@ class Scanner:
                     break
         self.model.absorb(last, counts, now)
 
-    def event_time(self, tag: str, line: str, at: int, number: int, now: float) -> LogTime:
-        """Note the time of a fast-path line that produces an event."""
-        envelope = sglang.ENVELOPE.match(line)
-        ts_text = envelope["ts"] if envelope is not None else None
+    def event_time(
+        self, tag: str, line: str, at: int, number: int, now: float, ts_text: str | None = None
+    ) -> LogTime:
+        """Note the time of a fast-path line that produces an event (``ts_text`` is its
+        timestamp when the caller knows it: the line has no fraction of a second)."""
+        if ts_text is None:
+            envelope = sglang.ENVELOPE.match(line)
+            ts_text = envelope["ts"] if envelope is not None else None
         return self.model.when(Parsed(tag, ts_text, line[at:], ()), number, now)
 
-    def decode_event(self, tag: str, line: str, at: int, number: int, now: float) -> None:
+    def decode_event(
+        self, tag: str, line: str, at: int, number: int, now: float, ts_text: str | None = None
+    ) -> None:
         """The (thinned) decode event of a fast-path decode line."""
-        when = self.event_time(tag, line, at, number, now)
+        when = self.event_time(tag, line, at, number, now, ts_text)
         self.model.decode_event(tag, sglang.decode_hit(line[at:]), when)
 
     def _request(self, tag: str, line: str, at: int, number: int, now: float) -> None:

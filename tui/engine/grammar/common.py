@@ -277,11 +277,31 @@ def _clock_seconds(text: str) -> float:
     return float(seconds)
 
 
+_MINUTES: dict[str, tuple[float, int]] = {}
+_MINUTES_KEPT = 4096
+
+
 def full_timestamp(text: str) -> float | None:
-    """``YYYY-MM-DD HH:MM:SS[.fff]`` (naive, read as UTC) as seconds, or None."""
+    """``YYYY-MM-DD HH:MM:SS[.fff]`` (naive, read as UTC) as seconds, or None.
+
+    Each minute's day and seconds since midnight are read once (``_MINUTES``): a busy log asks
+    for the same minutes over and over."""
     try:
-        day = _day_seconds(int(text[0:4]), int(text[5:7]), int(text[8:10]), text[:10])
-        return None if day is None else day + _clock_seconds(text[11:])
+        minute = _MINUTES.get(text[:16])
+        if minute is None:
+            day = _day_seconds(int(text[0:4]), int(text[5:7]), int(text[8:10]), text[:10])
+            if day is None:
+                return None
+            minute = day, int(text[11:13]) * 3600 + int(text[14:16]) * 60
+            if len(_MINUTES) >= _MINUTES_KEPT:
+                _MINUTES.clear()
+            _MINUTES[text[:16]] = minute
+        day, seconds = minute
+        rest = text[17:]
+        seconds += int(rest[0:2])
+        if len(rest) > 3 and rest[2] in ".,":
+            return day + (seconds + float("0." + rest[3:]))
+        return day + float(seconds)
     except ValueError:
         return None
 
