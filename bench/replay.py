@@ -2,10 +2,10 @@
 
 Generates a realistic log in memory (a TP8 start with tqdm ``\\r`` bars, then mostly Decode and
 Prefill batch lines and uvicorn access lines, with an occasional redrawn bar), feeds it through
-``LogEngine.feed`` in 64 KiB chunks (sanitize, grammar, start-up model) and prints lines per
-second of CPU time (``time.process_time``, so that other work on a shared machine does not count).
-The baseline decodes the same bytes and runs one ``re.match`` per line. Two sizes show whether
-the cost grows linearly.
+``LogEngine.feed`` in chunks of the size ``bringup replay`` reads (256 KiB; sanitize, grammar,
+start-up model) and prints lines per second of CPU time (``time.process_time``, so that other
+work on a shared machine does not count). The baseline decodes the same bytes and runs one
+``re.match`` per line. Two sizes show whether the cost grows linearly.
 
     python -m bench.replay            # 250k and 1M lines
     python -m bench.replay 100000     # one size
@@ -18,9 +18,9 @@ import sys
 import time
 from collections.abc import Iterator
 
+from tui.commands.replay import CHUNK
 from tui.engine.feed import LogEngine
 
-CHUNK = 65536
 TP = 8
 _BASELINE = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)((?: [A-Z_]+\d+)*)\] (.*)")
 
@@ -102,7 +102,7 @@ def make_log(lines: int) -> bytes:
 
 
 def engine_seconds(data: bytes) -> tuple[float, int]:
-    """Seconds to read ``data`` through LogEngine in 64 KiB chunks, and the lines it counted."""
+    """Seconds to read ``data`` through LogEngine in ``CHUNK`` pieces, and the lines it counted."""
     engine = LogEngine(clock=time.monotonic)
     start = time.process_time()
     for offset in range(0, len(data), CHUNK):

@@ -137,8 +137,9 @@ class Keys:
         """The code of each line from ``start`` on (``NONE`` before it); None when a key has
         a fraction of a second or there are too many groups."""
         code = self.codes.__getitem__
+        rest = islice(lines, start, None) if start else lines
         try:
-            codes = bytes(map(code, map(_KEY, islice(lines, start, None))))
+            codes = bytes(map(code, map(_KEY, rest)))
         except KeyError:
             keys = set(map(_KEY, islice(lines, start, None)))
             if not self._learn(scanner, keys - self.codes.keys()):

@@ -102,6 +102,9 @@ class StartupModel:
         self.failures = FailureTracker()
         self.decode.reset()
         self.args = ArgsHit()
+        self._info: tuple[tuple[str, str | None, ArgsHit], ServerInfo] = (
+            ("", None, self.args), ServerInfo()
+        )
         self.ready_line_seen = False
         self.ready_ts: float | None = None
         self.ready_at: float | None = None
@@ -347,6 +350,14 @@ class StartupModel:
         return max((builder.stage for builder in self.ranks.values()), key=lambda s: s.order)
 
     def server_info(self) -> ServerInfo:
+        """What the log says of the server, rebuilt only when the engine, version or arguments
+        changed."""
+        key = (self.engine, self.version, self.args)
+        if self._info[0] != key:
+            self._info = (key, self._server_info())
+        return self._info[1]
+
+    def _server_info(self) -> ServerInfo:
         args = self.args
         return ServerInfo(
             engine=self.engine, version=self.version, model=args.model,
