@@ -166,7 +166,7 @@ def test_unusable_arguments_are_named(argv: list[str], problem: str) -> None:
 
 
 async def test_an_unexpected_error_ends_the_wait_instead_of_hanging(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tui.commands.wait_watch import Watcher
 
@@ -177,6 +177,9 @@ async def test_an_unexpected_error_ends_the_wait_instead_of_hanging(
     log = tmp_path / "server.log"
     log.write_text("")
     code, records = await run_wait(WaitPlan(None, str(log), None, "auto", 60, json=True))
-    assert code == 4
+    assert code == 5, "its own status, not the invalid configuration's 4"
     assert records[-1]["verdict"] == "ERROR"
     assert "a bug" in records[-1]["detail"]
+    printed = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in printed
+    assert 'raise RuntimeError("a bug")' in printed

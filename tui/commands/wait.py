@@ -9,7 +9,8 @@ through the same connection. Exit status:
   with ``--fail-on-stall`` a rank was judged STALLED (see docs/history.md);
 - 2: the time given by ``--timeout`` ran out (also for command-line usage errors);
 - 3: the host could not be reached, or refused the host key or the authentication;
-- 4: the configuration is invalid, or an unexpected error stopped the wait.
+- 4: the configuration is invalid;
+- 5: an unexpected error stopped the wait (its traceback is printed on standard error).
 
 ``--json`` prints one JSON object per event, ``--plain`` (the default) one line per change.
 Several ``--host``/``--log`` pairs, or a profile with several hosts, follow a multi-node server
@@ -29,7 +30,7 @@ from tui.engine.estimate import DEFAULT_STARTUP
 from tui.engine.sanitize import sanitize_line
 from tui.engine.stall import StallPolicy
 
-EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG = 0, 1, 2, 3, 4
+EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG, EXIT_ERROR = 0, 1, 2, 3, 4, 5
 ENGINES = ("auto", "sglang", "vllm")
 
 
@@ -39,7 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="wait without a screen until a server is ready (exit 0), failed (1), timed out (2)",
         description=(
             "Follow a server's log (and its health port) until it is ready or failed. "
-            "Exit 0 ready, 1 failed, 2 timeout, 3 host unreachable or refused, 4 bad config."
+            "Exit 0 ready, 1 failed, 2 timeout, 3 host unreachable or refused, 4 bad config, "
+            "5 an unexpected error (traceback on standard error)."
         ),
     )
     parser.add_argument("profile", nargs="?", metavar="PROFILE", help="profile to wait for")

@@ -6,11 +6,12 @@ import asyncio
 import contextlib
 import sys
 import time
+import traceback
 from collections.abc import Coroutine
 from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import (
-    EXIT_CONFIG,
+    EXIT_ERROR,
     EXIT_FAILED,
     EXIT_READY,
     EXIT_TIMEOUT,
@@ -19,6 +20,7 @@ from tui.commands.wait import (
 )
 from tui.commands.wait_output import JsonReport, PlainReport
 from tui.engine.feed import LogEngine
+from tui.engine.sanitize import sanitize_text
 from tui.engine.snapshot import Snapshot
 from tui.engine.stall import StallTracker
 from tui.io.events import Chunk, ConnectionEvent, ConnectionFailed, Marker
@@ -190,7 +192,8 @@ async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
     except SessionClosed as closed:
         watcher.decide("UNREACHABLE", EXIT_UNREACHABLE, str(closed))
     except Exception as error:  # any other failure must end the wait, not leave it hanging
-        watcher.decide("ERROR", EXIT_CONFIG, f"stopped by an unexpected error: {error!r}")
+        print(sanitize_text(traceback.format_exc()), file=sys.stderr, end="")
+        watcher.decide("ERROR", EXIT_ERROR, f"stopped by an unexpected error: {error!r}")
 
 
 def _timeout_detail(watcher: Watcher) -> str:
