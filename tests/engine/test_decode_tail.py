@@ -14,7 +14,6 @@ from tui.engine.decode_tail import (
     Block,
     FigureTail,
     Slot,
-    slot_value,
 )
 from tui.engine.grammar.hits import DecodeHit, SpecHit
 from tui.engine.snapshot import DecodeSummary, FigureSlots
@@ -28,6 +27,15 @@ LINES = [
     "Decode batch, nothing here",
     "accept rate: 0.25, accept rate: 0.5",
 ]
+SLOTS: list[tuple[list[Slot], list[Slot], list[Slot]]] = [
+    ([41.25], [2.5], [0.61]),
+    ([7.0], [], []),
+    ([None], [None], [None]),  # 10**400 is not finite, 1.2.3 and . are not numbers
+    ([], [None, 3.5], [0.9]),  # the first label's slot holds the second label, not a number
+    ([], [], []),
+    ([], [], [0.25, 0.5]),
+]
+"""The slots of each line of ``LINES`` (gen throughput, accept length, accept rate), by hand."""
 Step = tuple[str, int, int]
 """What happens next: ``("text", line index, repeats)``, ``("queue", ...)`` or
 ``("value", kind, value)``."""
@@ -42,8 +50,8 @@ def _reference(steps: list[Step]) -> tuple[list[list[Slot]], int]:
             slots[first].append(float(second))
             count += first == 1
             continue
-        for kind, label in enumerate(LABELS):
-            found = [slot_value(piece) for piece in LINES[first].split(label)[1:]] * second
+        for kind in range(len(LABELS)):
+            found = SLOTS[first][kind] * second
             slots[kind].extend(found)
             count += len(found) if kind == 1 else 0
     return slots, count
