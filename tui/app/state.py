@@ -51,6 +51,7 @@ class MonitorState:
         self.target = target
         self.clock = clock
         self.expected_seconds = expected_seconds
+        self._plan: tuple[tuple[float, bool], Expectations] | None = None
         self.planner = planner or self._default_plan
         self.stall_policy = stall_policy or StallPolicy()
         self.log = LogBook() if log_capacity is None else LogBook(log_capacity)
@@ -129,8 +130,11 @@ class MonitorState:
         return map_ranks(tags, gpus=[gpu.sample for gpu in self.gpu.gpus])
 
     def _default_plan(self, snapshot: Snapshot) -> Expectations:
-        speculative = snapshot.server.drafter is not None
-        return default_expectations(self.expected_seconds, speculative=speculative)
+        """The default split of the expected time, made once per set of inputs, not per view."""
+        key = (self.expected_seconds, snapshot.server.drafter is not None)
+        if self._plan is None or self._plan[0] != key:
+            self._plan = (key, default_expectations(key[0], speculative=key[1]))
+        return self._plan[1]
 
     def view(self) -> MonitorView:
         """The view at the clock's current time; clears ``dirty``."""

@@ -10,9 +10,11 @@ one with a text selection.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import ClassVar
 
 from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual.content import Content
 from textual.strip import Strip
 from textual.style import Style
@@ -38,7 +40,8 @@ class ContentLine(Widget):
         self.drawn: Content | None = None
         """The line on screen (None before the first draw)."""
         self._fresh: tuple[int, Content] | None = None
-        """The line ``show`` just made, drawn as is when the width has not changed since."""
+        """The line ``show_line`` just made, drawn as is when the width has not changed since."""
+        self._drawn_width: int | None = None
 
     @property
     def line_width(self) -> int:
@@ -47,14 +50,14 @@ class ContentLine(Widget):
     def show_line(self, make: LineMaker) -> None:
         """Draw ``make``'s lines from now on; repaint only if its line differs from the drawn."""
         self.make = make
-        width = self.line_width
+        width = self._drawn_width or self.line_width  # a resize repaints the line anyway
         fresh = make(width)
         self._fresh = (width, fresh)
         if self.drawn is None or not fresh.is_same(self.drawn):
             self.refresh()
 
     def _line(self) -> Content:
-        width = self.line_width
+        width = self._drawn_width = self.line_width
         fresh, self._fresh = self._fresh, None
         self.drawn = fresh[1] if fresh is not None and fresh[0] == width else self.make(width)
         return self.drawn
@@ -88,6 +91,12 @@ def line_strip(line: Content, style: Style, parse: Callable[[str | Style], Style
     segments: list[Segment] = []
     x = 0
     for text, text_style in line.render(style, end="", parse_style=parse):
-        segments.append(Segment(text, (style + text_style).rich_style_with_offset(x, 0)))
+        segments.append(Segment(text, _segment_style(style, text_style, x)))
         x += len(text)
     return Strip(segments, line.cell_length)
+
+
+@lru_cache(maxsize=1024)
+def _segment_style(style: Style, text_style: Style, x: int) -> RichStyle:
+    """Lines repainted every second draw the same few styles at the same offsets."""
+    return (style + text_style).rich_style_with_offset(x, 0)
