@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
@@ -44,6 +45,23 @@ PY_SPY_DIR = Path(sys.executable).parent
 needs_py_spy = pytest.mark.skipif(
     not (PY_SPY_DIR / "py-spy").exists(), reason="py-spy is not installed next to Python"
 )
+
+
+@pytest.fixture(scope="module")
+def ptrace() -> None:
+    """Skip, before anything is launched, where this machine forbids ptrace (py-spy needs it to
+    read another process's stacks)."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        probe = subprocess.run(
+            [str(PY_SPY_DIR / "py-spy"), "dump", "--pid", str(child.pid)],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    finally:
+        child.kill()
+        child.wait()
+    if probe.returncode != 0 and "ptrace" in (probe.stdout + probe.stderr).lower():
+        pytest.skip("this machine forbids ptrace")
 
 
 def sim_command(port: int) -> tuple[str, ...]:
@@ -131,7 +149,8 @@ async def launch_and_focus(pilot: Pilot[int], app: MonitorApp, tag: str) -> None
 
 @needs_py_spy
 async def test_d_dumps_the_focused_rank_into_its_log(
-    session: HostSession, tmp_path: Path, groups: None, monkeypatch: pytest.MonkeyPatch
+    session: HostSession, tmp_path: Path, groups: None, monkeypatch: pytest.MonkeyPatch,
+    ptrace: None,
 ) -> None:
     monkeypatch.setenv("PATH", f"{PY_SPY_DIR}:{Path('/usr/bin')}:{Path('/bin')}")
     app = launching_app(session, tmp_path)
@@ -145,8 +164,6 @@ async def test_d_dumps_the_focused_rank_into_its_log(
         log = screen.query_one(Log)
         await until(pilot, lambda: "py-spy dump of TP1" in "\n".join(log.lines), "dump shown")
         text = "\n".join(log.lines)
-        if "ptrace" in " ".join(notes(app)):
-            pytest.skip("this machine forbids ptrace")
         assert "(sglang::scheduler_TP1)" in text
         assert "tui/sim/rank.py" in text
         assert "main" in text
@@ -154,7 +171,9 @@ async def test_d_dumps_the_focused_rank_into_its_log(
 
 
 @needs_py_spy
-async def test_d_dumps_over_ssh(ssh_server: TestServer, tmp_path: Path, groups: None) -> None:
+async def test_d_dumps_over_ssh(
+    ssh_server: TestServer, tmp_path: Path, groups: None, ptrace: None
+) -> None:
     session = HostSession(SshConnector(ssh_server.target()))
     await session.start()
     transport = SshTransport(await connect(ssh_server.target()))
