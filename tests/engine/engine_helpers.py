@@ -24,6 +24,19 @@ def run_chunks(chunks: Iterable[bytes], engine: str = "auto") -> tuple[Snapshot,
     return update.snapshot, events
 
 
+def read_after(
+    ready: str, data: bytes, size: int, keep_lines: bool = False
+) -> tuple[list[Event], Snapshot]:
+    """Feed ``ready`` (a start that reaches serving) on its own, then ``data`` in chunks of
+    ``size`` bytes, then finish; returns every event and the final snapshot."""
+    engine = LogEngine(clock=fixed_clock, keep_lines=keep_lines)
+    events = list(engine.feed(ready.encode()).events)
+    for start in range(0, len(data), size):
+        events.extend(engine.feed(data[start : start + size]).events)
+    events.extend(engine.finish().events)
+    return events, engine.snapshot
+
+
 def run_text(text: str, engine: str = "auto", size: int = 65536) -> tuple[Snapshot, list[Event]]:
     """Feed ``text`` in chunks of ``size`` bytes."""
     data = text.encode()

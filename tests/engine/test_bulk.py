@@ -10,10 +10,9 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.engine_helpers import fixed_clock, sglang_lines
+from tests.engine.engine_helpers import read_after, sglang_lines
 from tui.engine import bulk
 from tui.engine.events import DecodeStats, Event
-from tui.engine.feed import LogEngine
 from tui.engine.snapshot import Snapshot
 
 READY = (
@@ -89,12 +88,7 @@ def _log(picks: list[Pick]) -> bytes:
 
 
 def _read(data: bytes, size: int, keep_lines: bool = False) -> tuple[list[Event], Snapshot]:
-    engine = LogEngine(clock=fixed_clock, keep_lines=keep_lines)
-    events = list(engine.feed(READY.encode()).events)
-    for start in range(0, len(data), size):
-        events.extend(engine.feed(data[start : start + size]).events)
-    events.extend(engine.finish().events)
-    return events, engine.snapshot
+    return read_after(READY, data, size, keep_lines)
 
 
 @contextmanager

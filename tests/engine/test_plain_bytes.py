@@ -8,14 +8,11 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.engine_helpers import fixed_clock, sglang_lines
+from tests.engine.engine_helpers import read_after, sglang_lines
 from tui.engine import bulk, plain_bytes
-from tui.engine.events import Event
-from tui.engine.feed import LogEngine
 from tui.engine.grammar.common import _clock_seconds, _day_seconds, full_timestamp
 from tui.engine.plain_bytes import Span, odd_spans
 from tui.engine.sanitize import MAX_LINE_CHARS
-from tui.engine.snapshot import Snapshot
 
 PLAIN_BYTES = {9, *range(0x20, 0x7F)}
 
@@ -85,15 +82,6 @@ HOSTILE = [
 ]
 
 
-def _read(data: bytes, size: int, keep_lines: bool) -> tuple[list[Event], Snapshot]:
-    engine = LogEngine(clock=fixed_clock, keep_lines=keep_lines)
-    events = list(engine.feed(READY.encode()).events)
-    for start in range(0, len(data), size):
-        events.extend(engine.feed(data[start : start + size]).events)
-    events.extend(engine.finish().events)
-    return events, engine.snapshot
-
-
 def _rows(picks: list[tuple[int, int]]) -> bytes:
     """Mostly plain lines, one in six or so hostile."""
     rows = [
@@ -105,8 +93,8 @@ def _rows(picks: list[tuple[int, int]]) -> bytes:
 
 def _agree(data: bytes, size: int) -> None:
     with mock.patch.object(bulk, "MIN_LINES", 1):
-        read_as_bytes = _read(data, size, keep_lines=False)
-    assert read_as_bytes == _read(data, size, keep_lines=True)
+        read_as_bytes = read_after(READY, data, size)
+    assert read_as_bytes == read_after(READY, data, size, keep_lines=True)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
