@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.sshd import SERVER_ID, TestServer, start_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,3 +36,14 @@ def private_data_dir(
     """Run history written by any test (``bringup wait`` records start-ups) goes to a
     throwaway folder, never to the user's data folder."""
     monkeypatch.setenv("BRINGUP_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(scope="session", params=[pytest.param(SERVER_ID, id=SERVER_ID)])
+def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
+    """One SSH server on 127.0.0.1 for the whole session: OpenSSH sshd where installed, else
+    the embedded one (see ``tests/sshd.py``)."""
+    server = start_server(tmp_path_factory.mktemp("sshd"))
+    try:
+        yield server
+    finally:
+        server.stop()

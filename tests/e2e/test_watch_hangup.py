@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sshd import TestServer, free_port, start_server
+from tests.sshd import TestServer, free_port
 from tests.tmux import QUIT_SECONDS, Pane, gone, private_pane, processes_mentioning
 from tests.ui.startup_log import up_to
 
@@ -23,25 +23,18 @@ def pane() -> Iterator[Pane]:
         yield made
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[TestServer]:
-    started = start_server(tmp_path / "sshd")
-    yield started
-    started.stop()
-
-
 def test_closing_the_terminal_of_a_watch_leaves_nothing_running(
-    pane: Pane, server: TestServer, tmp_path: Path
+    pane: Pane, ssh_server: TestServer, tmp_path: Path
 ) -> None:
     log = tmp_path / "server.log"
     log.write_bytes(up_to("weights"))
     config = tmp_path / "config.toml"
     config.write_text(
         "[profiles.one]\n"
-        f'host = "{server.alias}"\n'
+        f'host = "{ssh_server.alias}"\n'
         f'log = "{log}"\n'
         f"port = {free_port()}\n"
-        f'ssh_config = "{server.ssh_config}"\n'
+        f'ssh_config = "{ssh_server.ssh_config}"\n'
     )
     env = {"TERM": "tmux-256color", "BRINGUP_DATA_DIR": str(tmp_path / "data")}
     pane.start([sys.executable, "-m", "tui", "watch", "one", "--config", str(config)], env)

@@ -1,23 +1,14 @@
-"""Fixtures for the I/O tests: a real SSH server on 127.0.0.1 (see :mod:`tests.sshd`)."""
+"""Fixtures for the I/O tests: a session to the real SSH server on 127.0.0.1 (``ssh_server``
+in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.sshd import SERVER_ID, TestServer, start_server
+from tests.sshd import TestServer
 from tui.io.session import Backoff, HostSession, SshConnector
-
-
-@pytest.fixture(scope="session", params=[pytest.param(SERVER_ID, id=SERVER_ID)])
-def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
-    """One server for the whole session: OpenSSH sshd where installed, else the embedded one."""
-    server = start_server(tmp_path_factory.mktemp("sshd"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

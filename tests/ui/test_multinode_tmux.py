@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.io.test_multinode_wait import alias_config
-from tests.sshd import TestServer, free_port, start_server
+from tests.sshd import TestServer, free_port
 from tests.tmux import Pane, private_pane
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
@@ -25,13 +25,6 @@ WAIT_SECONDS = 120.0
 def pane() -> Iterator[Pane]:
     with private_pane("bringup-multinode", "watch") as made:
         yield made
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[TestServer]:
-    started = start_server(tmp_path / "sshd")
-    yield started
-    started.stop()
 
 
 def start_node(node: int, nodes: int, port: int, log: Path, tmp: Path) -> subprocess.Popen[bytes]:
@@ -56,9 +49,9 @@ def sims(tmp_path: Path) -> Iterator[list[Path]]:
 
 
 def test_a_two_host_profile_is_one_server_on_screen(
-    pane: Pane, server: TestServer, sims: list[Path], tmp_path: Path
+    pane: Pane, ssh_server: TestServer, sims: list[Path], tmp_path: Path
 ) -> None:
-    ssh_config = alias_config(server, ["node0", "node1"], tmp_path / "ssh_config")
+    ssh_config = alias_config(ssh_server, ["node0", "node1"], tmp_path / "ssh_config")
     port = (tmp_path / "port").read_text()
     config = tmp_path / "config.toml"
     config.write_text(

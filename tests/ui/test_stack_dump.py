@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from textual.widgets import Log
 
 from tests.io.launch_support import free_port, kill_group, local_launcher
-from tests.sshd import TestServer, start_server
+from tests.sshd import TestServer
 from tests.ui.fakes import FakeLink, ranks, server
 from tui.app.app import MonitorApp
 from tui.app.engine_link import EngineAdapter
@@ -83,15 +83,6 @@ async def session() -> AsyncIterator[HostSession]:
     await host.start()
     yield host
     await host.close()
-
-
-@pytest.fixture(scope="module")
-def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
-    server = start_server(tmp_path_factory.mktemp("sshd"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
