@@ -9,12 +9,11 @@ single-host wait; READY needs every node ready.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 
 from tui.commands.wait import EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, WaitPlan
-from tui.commands.wait_watch import Report, Watcher, guarded, session_for
+from tui.commands.wait_watch import Report, Watcher, guarded, session_for, until_decided
 from tui.engine.cluster import AllNodesReady, ClusterEngine, ClusterUpdate, NodeJoined, NodeReady
 from tui.io.events import Chunk, ConnectionEvent, Marker
 from tui.io.session import HostSession
@@ -109,14 +108,7 @@ async def _watch(sessions: list[HostSession], watcher: ClusterWatcher) -> tuple[
             tasks.append(asyncio.create_task(guarded(watcher, follow)))
     if plan.port is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(sessions[0], plan.port))))
-    try:
-        return await watcher.decided
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    return await until_decided(watcher, tasks)
 
 
 def timeout_detail(watcher: ClusterWatcher) -> str:

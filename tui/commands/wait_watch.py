@@ -176,6 +176,11 @@ async def _watch(session: HostSession, watcher: Watcher) -> tuple[str, int, str]
         tasks.append(asyncio.create_task(watcher.watch_stalls()))
     if plan.port is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, plan.port))))
+    return await until_decided(watcher, tasks)
+
+
+async def until_decided(watcher: Watcher, tasks: list[asyncio.Task[None]]) -> tuple[str, int, str]:
+    """The verdict, once a task (or a stall) decided it; every task is cancelled then."""
     try:
         return await watcher.decided
     finally:
