@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import ClassVar
 
-from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
 
 from tui.app import format as fmt
 from tui.app.logbook import printable
 from tui.app.widgets.gpu import RankGpuView, panel_line
-from tui.app.widgets.line import ContentLine, LineMaker, blank
+from tui.app.widgets.line import LineMaker, LineSlot, blank, draw_line
 from tui.engine.snapshot import Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
-_LINES = ("-stage", "-progress", "-memory", "-last")
+_FULL_ROWS = 4
+"""Stage and timer, progress, memory figures, the last line."""
+_COMPACT_ROWS = 2
+_LAST_ROW = 3
+_MIN_WIDTH = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,34 +45,17 @@ class RankCard:
         return bool(self.flag)
 
 
-class RankLine(ContentLine):
-    """One line of a panel, laid out for the width it has when drawn; repainted only when its
-    text or styles change."""
-
-    DEFAULT_CSS = "RankLine { height: 1; width: 1fr; }"
-    MIN_WIDTH = 8
-
-    def __init__(self, classes: str) -> None:
-        super().__init__(classes=classes)
-        self.key: object = None
-
-    def set(self, make: LineMaker, key: object) -> None:
-        """Show ``make``'s line; ``key`` holds everything the line depends on besides width."""
-        if key == self.key and self.drawn is not None:
-            return
-        self.key = key
-        self.show_line(make)
-
-
-class RankPanel(Vertical, can_focus=True):
+class RankPanel(Widget, can_focus=True):
     """A rank's state, full (bordered, four lines) or compact (two lines) when ranks are many.
 
-    Each line is its own small widget, so the line that changes (usually the last log line, or
-    the stage timer once a second) is the only one repainted.
+    The panel draws its lines itself, each laid out for the width it has, and repaints only the
+    line that changed (usually the last log line, or the stage timer).
     """
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"rank-panel--last"}
     DEFAULT_CSS = """
     RankPanel {
+        width: 1fr;
         height: 6;
         border: round $stage-loading;
         border-title-color: $foreground;
@@ -76,7 +65,7 @@ class RankPanel(Vertical, can_focus=True):
         &.-lagging { border: round $rank-stalled; }
         &.-failing { border: double $rank-failed; }
         &:focus { border-title-style: reverse; }
-        & > .-last { color: $text-muted; }
+        & > .rank-panel--last { color: $text-muted; }
         &.-compact {
             height: 2;
             border: none;
@@ -86,7 +75,6 @@ class RankPanel(Vertical, can_focus=True):
             &.-failed, &.-failing { border-left: outer $rank-failed; }
             &.-lagging { border-left: outer $rank-stalled; }
             &:focus { background: $boost; }
-            & > .-memory, & > .-last { display: none; }
         }
     }
     """
@@ -96,10 +84,16 @@ class RankPanel(Vertical, can_focus=True):
         self.tag = tag
         self.card: RankCard | None = None
         self.border_title = Content(printable(tag))
-        self._lines = [RankLine(classes=name) for name in _LINES]
+        self._slots = [LineSlot() for _ in range(_FULL_ROWS)]
 
-    def compose(self) -> ComposeResult:
-        yield from self._lines
+    @property
+    def line_width(self) -> int:
+        return max(_MIN_WIDTH, self.size.width)
+
+    @property
+    def rows(self) -> int:
+        """The lines shown: all four, or the first two when compact."""
+        return _COMPACT_ROWS if self.has_class("-compact") else _FULL_ROWS
 
     def on_resize(self) -> None:
         self.redraw()
@@ -107,8 +101,9 @@ class RankPanel(Vertical, can_focus=True):
     def redraw(self) -> None:
         """Lay the current card out again (after a size or compact change)."""
         card, self.card = self.card, None
-        for line in self._lines:
-            line.key = None
+        for slot in self._slots:
+            slot.key = None
+        self.refresh()
         if card is not None:
             self.show(card)
 
@@ -121,8 +116,19 @@ class RankPanel(Vertical, can_focus=True):
         for name in _STATE_CLASSES:
             self.set_class(name == wanted, name)
         self.set_class(card.failing, "-failing")
-        for line, (make, key) in zip(self._lines, self.lines(card), strict=True):
-            line.set(make, key)
+        width = self.line_width
+        for row, (slot, (make, key)) in enumerate(zip(self._slots, self.lines(card), strict=True)):
+            if slot.set(make, key, width) and row < self.rows:
+                self.refresh(Region(0, row, width, 1))
+
+    def render(self) -> Content:
+        """The lines on screen (what a text selection copies)."""
+        return Content("\n").join(slot.drawn or Content("") for slot in self._slots[: self.rows])
+
+    def render_line(self, y: int) -> Strip:
+        line = self._slots[y].line(self.line_width) if y < self.rows else Content("")
+        style = self.get_visual_style("rank-panel--last") if y == _LAST_ROW else self.visual_style
+        return draw_line(self, line, y, style)
 
     def lines(self, card: RankCard) -> list[tuple[LineMaker, object]]:
         """The four lines (compact: the first two carry everything), as functions of width,
@@ -147,7 +153,7 @@ class RankPanel(Vertical, can_focus=True):
 
     def render_text(self) -> str:
         """What the panel shows, as plain text (for tests and screen readers)."""
-        shown = [line.make(line.line_width).plain for line in self._lines if line.display]
+        shown = [slot.make(self.line_width).plain for slot in self._slots[: self.rows]]
         return "\n".join(shown)
 
     def _memory(self, card: RankCard, width: int) -> Content:
