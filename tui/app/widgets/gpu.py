@@ -225,10 +225,15 @@ class GpuSummary(Widget):
         super().__init__(id=id)
         self.snapshot = GpuSnapshot()
         self.now = 0.0
+        self._shown: Content | None = None
 
     def show(self, snapshot: GpuSnapshot, now: float) -> None:
+        """Take the latest telemetry; lay the header out again only when the line changed."""
         self.snapshot, self.now = snapshot, now
-        self.refresh(layout=True)
+        line = summary_line(snapshot, now)
+        if self._shown is None or not line.is_same(self._shown):
+            self._shown = line
+            self.refresh(layout=True)
 
     def render(self) -> Content:
         return summary_line(self.snapshot, self.now)
