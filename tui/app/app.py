@@ -248,21 +248,23 @@ class MonitorApp(App[int]):
         self.flush()
 
     def flush(self) -> None:
-        """Apply the latest state to the screen, at most ten times a second."""
+        """Apply the latest state to the screen, at most ten times a second.
+
+        It runs without a pause, so the screen repaints only after it, all at once: Textual's
+        ``batch_update`` would add nothing but a wake-up of the app when it ends."""
         if not self.is_running:
             return  # shutting down: the screens are being taken apart
         log_screen = self.screen if isinstance(self.screen, LogScreen) else None
-        with self.batch_update():
-            if self.state.dirty:
-                view = self.state.view()
-                self.last_view = view
-                main = self._main()
-                if main is not None and main.is_current and main.composed:
-                    main.show(view)
-                self.alerts.verdict_seen(view)
-                self.bench.verdict_seen(view)
-            if log_screen is not None:
-                log_screen.pull()
+        if self.state.dirty:
+            view = self.state.view()
+            self.last_view = view
+            main = self._main()
+            if main is not None and main.is_current and main.composed:
+                main.show(view)
+            self.alerts.verdict_seen(view)
+            self.bench.verdict_seen(view)
+        if log_screen is not None:
+            log_screen.pull()
 
     def _main(self) -> MainScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
