@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,7 @@ from tui.app.model import Target
 from tui.app.sources import ScriptedSource
 from tui.config import BenchConfig
 from tui.engine.stages import Verdict
-from tui.io.session import HostSession, LocalConnector
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[HostSession]:
-    host = HostSession(LocalConnector())
-    await host.start()
-    yield host
-    await host.close()
+from tui.io.session import HostSession
 
 
 def _app(session: HostSession, link: FakeLink, data_dir: Path) -> MonitorApp:

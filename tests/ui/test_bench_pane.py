@@ -34,7 +34,7 @@ from tui.app.sources import ScriptedSource
 from tui.app.widgets.bench_pane import BenchAskScreen, BenchPane
 from tui.config import BenchConfig
 from tui.engine.stages import Verdict
-from tui.io.session import HostSession, LocalConnector
+from tui.io.session import HostSession
 from tui.io.store import RunStore
 
 SIM_FLAGS = [
@@ -54,14 +54,6 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
         yield server
     finally:
         server.kill()
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[HostSession]:
-    host = HostSession(LocalConnector())
-    await host.start()
-    yield host
-    await host.close()
 
 
 @pytest.fixture

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
-import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -17,7 +16,7 @@ from starlette.routing import Route
 from tui.app.health_source import HealthSource
 from tui.app.messages import HealthChanged
 from tui.app.model import HealthKind, HealthReading
-from tui.io.session import HostSession, LocalConnector
+from tui.io.session import HostSession
 
 
 class FakeServer:
@@ -49,14 +48,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[HostSession]:
-    host = HostSession(LocalConnector())
-    await host.start()
-    yield host
-    await host.close()
 
 
 async def _serve(fake: FakeServer, port: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:

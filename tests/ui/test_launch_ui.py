@@ -6,15 +6,14 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-import pytest
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Button
 
-from tests.io.launch_support import kill_group, live_group_members, local_launcher
+from tests.io.launch_support import live_group_members, local_launcher
 from tests.ui.fakes import FakeClock, FakeLink
 from tui.app.app import MonitorApp
 from tui.app.launch_actions import ConfirmScreen, LauncherOpener, LaunchReported
@@ -57,14 +56,6 @@ async def until(pilot: Pilot[int], ready: Callable[[], bool], timeout: float = 6
     while not ready():
         assert loop.time() < deadline, "condition not reached in time"
         await pilot.pause(0.05)
-
-
-@pytest.fixture
-def groups(tmp_path: Path) -> Iterator[None]:
-    yield
-    state = tmp_path / ".bringup"
-    for pid_file in state.glob("*.pid") if state.is_dir() else []:
-        kill_group(int(pid_file.read_text().split()[0]))
 
 
 def current_group(log_dir: Path) -> int:

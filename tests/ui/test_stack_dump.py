@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log
 
-from tests.io.launch_support import free_port, kill_group, local_launcher
+from tests.io.launch_support import free_port, local_launcher
 from tests.sshd import TestServer
 from tests.ui.fakes import FakeLink, ranks, server
 from tui.app.app import MonitorApp
@@ -38,7 +38,7 @@ from tui.engine.stages import Stage, Verdict
 from tui.engine.stall import RankHealth, RankStatus
 from tui.io.launch_node import Node, Runner
 from tui.io.launcher import Launcher
-from tui.io.session import HostSession, LocalConnector, SshConnector
+from tui.io.session import HostSession, SshConnector
 from tui.io.ssh import SshTransport, connect
 
 PY_SPY_DIR = Path(sys.executable).parent
@@ -75,22 +75,6 @@ def opener_for(launcher: Launcher) -> LauncherOpener:
         yield launcher
 
     return opened
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[HostSession]:
-    host = HostSession(LocalConnector())
-    await host.start()
-    yield host
-    await host.close()
-
-
-@pytest.fixture
-def groups(tmp_path: Path) -> Iterator[None]:
-    yield
-    state = tmp_path / ".bringup"
-    for pid_file in state.glob("*.pid") if state.is_dir() else []:
-        kill_group(int(pid_file.read_text().split()[0]))
 
 
 def launching_app(
