@@ -50,3 +50,18 @@ def sglang_lines(*messages: str, rank: str = "TP0", second: int = 0) -> str:
         f"[2026-01-01 00:00:{(second + i) % 60:02d}{tag}] {message}\n"
         for i, message in enumerate(messages)
     )
+
+
+SERVING_START = (
+    sglang_lines(
+        "server_args=ServerArgs(model_path='/m', tp_size=2, dp_size=2)",
+        "The server is fired up and ready to roll!",
+        rank="",
+    )
+    + sglang_lines(
+        "Load weight begin. avail mem=70.00 GB",
+        "Decode batch, #running-req: 1, cuda graph: True, gen throughput (token/s): 1.0, ",
+    )
+    + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="DP1 TP1 EP1")
+)
+"""A TP2 DP2 start that reaches serving, with ranks TP0 and DP1 TP1 EP1."""

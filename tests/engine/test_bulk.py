@@ -10,24 +10,12 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.engine_helpers import read_after, sglang_lines
+from tests.engine.engine_helpers import SERVING_START, read_after, sglang_lines
 from tui.engine import bulk
 from tui.engine.events import DecodeStats, Event
 from tui.engine.snapshot import Snapshot
 
-READY = (
-    sglang_lines(
-        "server_args=ServerArgs(model_path='/m', tp_size=2, dp_size=2)",
-        "The server is fired up and ready to roll!",
-        rank="",
-    )
-    + sglang_lines(
-        "Load weight begin. avail mem=70.00 GB",
-        "Decode batch, #running-req: 1, cuda graph: True, gen throughput (token/s): 1.0, ",
-    )
-    + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="TP1")
-    + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="DP1 TP1 EP1")
-)
+READY = SERVING_START + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="TP1")
 
 UNPARSED = '] INFO:     127.0.0.1:5 - "NOT A REQUEST'
 """Counted as a request by the fast paths unless it is the first of its ten seconds (the full

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.engine_helpers import fixed_clock, sglang_lines
+from tests.engine.engine_helpers import SERVING_START, fixed_clock
 from tui.engine.events import Event
 from tui.engine.feed import LogEngine
 from tui.engine.grammar.shapes import (
@@ -21,18 +21,7 @@ from tui.engine.grammar.shapes import (
 from tui.engine.sanitize import cap_line, split_lines, suspect_chars
 from tui.engine.snapshot import Snapshot
 
-READY = (
-    sglang_lines(
-        "server_args=ServerArgs(model_path='/m', tp_size=2, dp_size=2)",
-        "The server is fired up and ready to roll!",
-        rank="",
-    )
-    + sglang_lines(
-        "Load weight begin. avail mem=70.00 GB",
-        "Decode batch, #running-req: 1, cuda graph: True, gen throughput (token/s): 1.0, ",
-    )
-    + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="DP1 TP1 EP1")
-)
+READY = SERVING_START
 
 # Lines a serving SGLang server prints, and lines that only look like them.
 TRICKY = [

@@ -8,11 +8,12 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.engine_helpers import read_after, sglang_lines
+from tests.engine.engine_helpers import SERVING_START, read_after
 from tui.engine import bulk, plain_bytes
 from tui.engine.grammar.common import _clock_seconds, _day_seconds, full_timestamp
 from tui.engine.plain_bytes import Span, odd_spans
 from tui.engine.sanitize import MAX_LINE_CHARS
+from tui.engine.scan import Scanner
 
 PLAIN_BYTES = {9, *range(0x20, 0x7F)}
 
@@ -60,11 +61,8 @@ def test_common_odd_lines_or_a_long_line_send_the_whole_chunk_to_the_text_path()
 
 # ------------------------------------------------------------------ the engine reads the same
 
-READY = sglang_lines(
-    "server_args=ServerArgs(model_path='/m', tp_size=1)",
-    "The server is fired up and ready to roll!",
-    rank="",
-) + sglang_lines("Load weight begin. avail mem=70.00 GB")
+READY = SERVING_START
+"""Ends with a decode line after the ready line: the server is serving."""
 
 PLAIN = [
     b"[2026-01-01 00:00:1%d TP0] Decode batch, #running-req: 3, accept len: 2.%d, "
@@ -91,10 +89,20 @@ def _rows(picks: list[tuple[int, int]]) -> bytes:
     return b"".join(row + b"\n" for row in rows)
 
 
-def _agree(data: bytes, size: int) -> None:
-    with mock.patch.object(bulk, "MIN_LINES", 1):
+def _agree(data: bytes, size: int) -> int:
+    """Read ``data`` as bytes where possible and as text only; both must agree. Returns how
+    many lines took the bytes path."""
+    taken: list[int] = []
+    real = Scanner.scan_raw
+
+    def counted(scanner: Scanner, raw: bytes, now: float) -> None:
+        taken.append(raw.count(b"\n"))
+        real(scanner, raw, now)
+
+    with mock.patch.object(bulk, "MIN_LINES", 1), mock.patch.object(Scanner, "scan_raw", counted):
         read_as_bytes = read_after(READY, data, size)
     assert read_as_bytes == read_after(READY, data, size, keep_lines=True)
+    return sum(taken)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -112,11 +120,17 @@ def test_hostile_lines_amid_serving_lines_read_as_after_cleaning(
     _agree(_rows(picks), size)
 
 
+def test_one_hostile_line_in_twelve_leaves_the_rest_to_the_bytes_path() -> None:
+    picks = [(34 + index // 12 % len(HOSTILE) if index % 12 == 11 else index % 3, index % 10)
+             for index in range(600)]  # fmt: skip
+    assert _agree(_rows(picks), 65536) >= 500
+
+
 def test_a_line_of_absurd_length_amid_serving_lines_reads_as_after_cleaning() -> None:
     plain = _rows([(index % 3, index % 10) for index in range(60)])
     long_line = b"[2026-01-01 00:00:15 TP0] Prefill batch, " + b"x" * (MAX_LINE_CHARS + 10)
-    _agree(plain + long_line + b"\n" + plain, 65536)
-    _agree(plain + long_line + b"\n" + plain, 4096)
+    assert _agree(plain + long_line + b"\n" + plain, 65536) == 0, "the chunk took the text path"
+    assert _agree(plain + long_line + b"\n" + plain, 4096) > 0
 
 
 @given(st.text(st.sampled_from("0123456789-: .,x"), max_size=26))
