@@ -95,9 +95,9 @@ def _agree(data: bytes, size: int) -> int:
     taken: list[int] = []
     real = Scanner.scan_raw
 
-    def counted(scanner: Scanner, raw: bytes, now: float) -> None:
-        taken.append(raw.count(b"\n"))
-        real(scanner, raw, now)
+    def counted(scanner: Scanner, data: bytes, start: int, odd: list[Span], now: float) -> None:
+        taken.append(data.count(b"\n", start) - len(odd))
+        real(scanner, data, start, odd, now)
 
     with mock.patch.object(bulk, "MIN_LINES", 1), mock.patch.object(Scanner, "scan_raw", counted):
         read_as_bytes = read_after(READY, data, size)

@@ -32,6 +32,7 @@ from tui.engine.grammar.shapes import KEY_START
 
 if TYPE_CHECKING:
     from tui.engine.grammar.hits import RequestHit
+    from tui.engine.plain_bytes import Span
     from tui.engine.scan import Scanner
 
 MIN_LINES = 32
@@ -56,31 +57,49 @@ class BulkReader:
         self.scanner = scanner
         self.keys = Keys((-1, 0, False))
 
-    def scan(self, data: bytes, now: float) -> None:
-        """Process the complete lines of ``data`` (numbered from ``model.lines + 1``) as
-        ``scan_fast`` would."""
+    def scan(self, data: bytes, start: int, odd: list[Span], now: float) -> None:
+        """Process the complete lines of ``data`` from ``start`` (numbered from
+        ``model.lines + 1``) as ``scan_fast`` would, but for the ``odd`` ones, which take the
+        text path in their turn (see ``Scanner.scan_raw``)."""
         lines = data.split(b"\n")
         lines.pop()
+        if start:
+            del lines[: data.count(b"\n", 0, start)]
+        rows = _odd_rows(lines, data, odd)
         scanner = self.scanner
         scanner.check_run()
         if len(lines) < MIN_LINES or not scanner.fast_allowed():
-            scanner.scan_fast(_texts(lines), now)
+            self._line_by_line(lines, rows, 0, now)
             return
-        batch = Batch(lines, scanner.model.lines)
-        start = 0
+        batch = Batch(lines, rows, scanner.model.lines)
+        done = 0
         for _ in range(MAX_PLANS):
-            plan = make_plan(scanner, self._keys(), batch, start)
+            plan = make_plan(scanner, self._keys(), batch, done)
             if plan is None:
                 break
-            start = self._follow(batch, plan, now)
-            if start == len(lines):
+            done = self._follow(batch, plan, now)
+            if done == len(lines):
                 if scanner.fast_allowed():
-                    _sync(scanner, lines, start, now)
+                    _sync(scanner, batch, done, now)
                 return
             if not scanner.fast_allowed():
                 break
             scanner.check_run()
-        scanner.scan_fast(_texts(lines, start), now)
+        self._line_by_line(lines, rows, done, now)
+
+    def _line_by_line(
+        self, lines: list[bytes], odd: dict[int, bytes], start: int, now: float
+    ) -> None:
+        """Lines from ``start`` on through the per-line fast path, odd ones through the text
+        path."""
+        scanner = self.scanner
+        for row in [*(row for row in odd if row >= start), len(lines)]:
+            if start < row:
+                scanner.scan_fast(_texts(lines, start, row), now)
+            if row == len(lines):
+                break
+            scanner.scan_text(odd[row], now)
+            start = row + 1
 
     def _keys(self) -> Keys:
         """The classification of keys, started over when the state changed."""
@@ -105,7 +124,11 @@ class BulkReader:
                     return slow
             if slow == end:
                 break
-            self._slow_line(batch, slow, now)
+            if slow in batch.odd:
+                _sync(self.scanner, batch, slow, now)
+                self.scanner.scan_text(batch.odd[slow], now)
+            else:
+                self._slow_line(batch, slow, now)
             start = slow + 1
             if self._signature() != signature:
                 return start
@@ -114,7 +137,7 @@ class BulkReader:
     def _slow_line(self, batch: Batch, index: int, now: float) -> None:
         """A slow line through the full grammar, as the per-line path reads it."""
         scanner, line = self.scanner, batch.lines[index].decode("ascii")
-        _sync(scanner, batch.lines, index, now)
+        _sync(scanner, batch, index, now)
         scanner.stamp = line[:KEY_START]
         number = batch.base + index + 1
         owner = scanner.line(line, number, now)
@@ -196,10 +219,24 @@ def _texts(lines: list[bytes], start: int = 0, stop: int | None = None) -> list[
     return b"\n".join(chosen).decode("ascii").split("\n") if chosen else []
 
 
-def _sync(scanner: Scanner, lines: list[bytes], index: int, now: float) -> None:
-    """``Scanner.sync_time`` for a batch of bytes: the time of the line before ``index``."""
-    if index > 0:
-        scanner.sync_line(lines[index - 1].decode("ascii"), now)
+def _sync(scanner: Scanner, batch: Batch, index: int, now: float) -> None:
+    """``Scanner.sync_time`` for a batch of bytes: the time of the line before ``index`` (an
+    odd line gave the model its time when it was read)."""
+    if index > 0 and index - 1 not in batch.odd:
+        scanner.sync_line(batch.lines[index - 1].decode("ascii"), now)
+
+
+def _odd_rows(lines: list[bytes], data: bytes, odd: list[Span]) -> dict[int, bytes]:
+    """Each odd line by its index in ``lines``, in order. ``list.index`` finds it: a line
+    equal to an odd line is odd itself, so the next line equal to it is the next odd line
+    (a comparison of lines of different lengths stops at their lengths)."""
+    rows: dict[int, bytes] = {}
+    row = 0
+    for first, after in odd:
+        row = lines.index(data[first : after - 1], row)
+        rows[row] = data[first:after]
+        row += 1
+    return rows
 
 
 def _decode_events(

@@ -61,6 +61,8 @@ _ACCESS_MARK = b' - "'
 _SERVER_ERROR = b'" 5'
 _SERVER_ERROR_SEARCH = re.compile(re.escape(_SERVER_ERROR)).search
 """Faster than ``in`` for this needle (its rare first byte is what the regex looks for)."""
+STAND_IN = b"\0"
+"""The key of an odd line's stand-in (no plain line holds a NUL)."""
 _BRACKET = b"]"
 _NUL = b"\0"
 _ALL_BUT_NUL_AND_NEWLINE = bytes(code for code in range(256) if code not in (0, 10))
@@ -75,14 +77,30 @@ Group = tuple[str, int, int, Shape | None]
 class Batch:
     """A batch of complete lines, with what does not depend on the model's state."""
 
-    __slots__ = ("base", "buckets", "lines")
+    __slots__ = ("base", "buckets", "lines", "odd")
 
-    def __init__(self, lines: list[bytes], base: int) -> None:
+    def __init__(self, lines: list[bytes], odd: dict[int, bytes], base: int) -> None:
         self.lines = lines
+        """The lines, each odd one replaced by a stand-in (see ``_stand_in``)."""
+        self.odd = odd
+        """The lines that are not printable ASCII, by index, as they came."""
         self.base = base
         """The model's line count before the batch: ``lines[i]`` is line ``base + i + 1``."""
+        for row in odd:
+            lines[row] = _stand_in(lines, odd, row)
         self.buckets = _buckets(lines)
         """Each stamp's lines, when the stamps never go back in time (else None)."""
+
+
+def _stand_in(lines: list[bytes], odd: dict[int, bytes], row: int) -> bytes:
+    """What takes an odd line's place in a plan: a slow line (its key is ``STAND_IN``) with
+    the stamp of the line before it (of the first line that is not odd, for the first line),
+    so that the stamps stay in order."""
+    if row:
+        neighbour = lines[row - 1]
+    else:
+        neighbour = next((line for index, line in enumerate(lines) if index not in odd), b"")
+    return neighbour[:KEY_START] + STAND_IN
 
 
 def _buckets(lines: list[bytes]) -> list[Bucket] | None:
@@ -110,7 +128,7 @@ class Keys:
 
     def __init__(self, signature: tuple[int, int, bool]) -> None:
         self.signature = signature
-        self.codes: dict[bytes, int] = {}
+        self.codes: dict[bytes, int] = {STAND_IN: SLOW_CODE}
         """The code of every key seen."""
         self.groups: list[Known] = [SLOW_KNOWN, SLOW_KNOWN]
         """Each code's shape (codes 0 and 1 are not groups)."""
@@ -231,11 +249,11 @@ class Plan:
         selector = self.selector(wanted)
         if start == 0 and stop == len(self.lines):
             return list(compress(self.lines, selector))
-        return list(compress(islice(self.lines, start, stop), islice(selector, start, stop)))
+        return list(compress(self.lines[start:stop], selector[start:stop]))
 
     def indices(self, wanted: Codes, start: int, stop: int) -> list[int]:
         """Indices from ``start`` to ``stop`` of the lines with one of the ``wanted`` codes."""
-        return list(compress(range(start, stop), islice(self.selector(wanted), start, stop)))
+        return list(compress(range(start, stop), self.selector(wanted)[start:stop]))
 
 
 def make_plan(scanner: Scanner, keys: Keys, batch: Batch, start: int) -> Plan | None:

@@ -20,15 +20,8 @@ from dataclasses import dataclass
 from tui.engine.events import Event
 from tui.engine.grammar import LineGrammar
 from tui.engine.model import StartupModel
-from tui.engine.plain_bytes import Span, odd_spans
-from tui.engine.sanitize import (
-    MAX_LINE_CHARS,
-    cap_line,
-    clean_segment,
-    overlay,
-    split_lines,
-    suspect_chars,
-)
+from tui.engine.plain_bytes import odd_spans
+from tui.engine.sanitize import MAX_LINE_CHARS, cap_line, clean_segment, overlay
 from tui.engine.scan import LogLine, Scanner
 from tui.engine.snapshot import Snapshot
 
@@ -85,19 +78,18 @@ class LogEngine:
         if end < 0:
             self._extend_partial(data, now)
             return self._update(kept)
-        head, tail = data[: end + 1], data[end + 1 :]
+        start = 0
         if self._partial or self._folded is not None or self._cut:
-            first = head.find(b"\n")
-            self._extend_partial(head[:first], now)
+            start = data.find(b"\n") + 1
+            self._extend_partial(data[: start - 1], now)
             self._finish_partial(now)
-            head = head[first + 1 :]
-        if head:
-            spans = odd_spans(head) if self._scanner.raw_allowed() else None
+        if start <= end:
+            spans = odd_spans(data, start, end + 1) if self._scanner.raw_allowed() else None
             if spans is None:
-                self._scan_text(head, now)
+                self._scanner.scan_text(data[start : end + 1], now)
             else:
-                self._scan_bytes(head, spans, now)
-        self._extend_partial(tail, now)
+                self._scanner.scan_raw(data, start, spans, now)
+        self._extend_partial(data[end + 1 :], now)
         return self._update(kept)
 
     def finish(self) -> Update:
@@ -127,24 +119,6 @@ class LogEngine:
         events = tuple(self._model.events)
         self._model.events.clear()
         return Update(events, self._model.snapshot(), tuple(kept) if kept else ())
-
-    def _scan_text(self, head: bytes, now: float) -> None:
-        """Complete lines, decoded and sanitized."""
-        chars = suspect_chars(head)
-        text = head.decode("utf-8", "replace")
-        lines, redrawn = split_lines(text, suspect=chars != "", chars=chars)
-        lines.pop()
-        self._scanner.scan(lines, redrawn, now)
-
-    def _scan_bytes(self, head: bytes, odd: list[Span], now: float) -> None:
-        """Complete lines as bytes, but for the ``odd`` ones that need the text path."""
-        done = 0
-        for start, stop in [*odd, (len(head), len(head))]:
-            if done < start:
-                self._scanner.scan_raw(head[done:start] if done or start < len(head) else head, now)
-            if start < stop:
-                self._scan_text(head[start:stop], now)
-            done = stop
 
     def _extend_partial(self, data: bytes, now: float) -> None:
         """Add bytes of the unfinished line; read every redraw it completes."""

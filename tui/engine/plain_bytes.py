@@ -28,45 +28,49 @@ decoding."""
 _PLAIN = bytes([0x09, 0x0A, *range(0x20, 0x7F)])
 
 
-def odd_spans(data: bytes, limit: int = MAX_LINE_CHARS) -> list[Span] | None:
-    """The spans of the lines of ``data`` (which ends with a newline) that need the text path,
-    in order; None when the whole chunk should take it (a line may be longer than ``limit``,
-    or odd lines are common)."""
-    if may_hold_long_line(data, limit, b"\n"):
+def odd_spans(
+    data: bytes, start: int = 0, stop: int | None = None, limit: int = MAX_LINE_CHARS
+) -> list[Span] | None:
+    """The spans of the lines of ``data[start:stop]`` that need the text path, in order, as
+    offsets in ``data``; None when all those lines should take it (a line may be longer than
+    ``limit``, or odd lines are common). ``start`` is 0 or follows a newline; the byte before
+    ``stop`` is a newline."""
+    stop = len(data) if stop is None else stop
+    if may_hold_long_line(data, limit, b"\n", start, stop):
         return None
     odd = set(data.translate(None, _PLAIN))
     if len(odd) > MAX_FINDS:
-        finders = [_finder(data, code) for code in odd if code < 0x80]
-        finders.append(_non_ascii_finder(data))
+        finders = [_finder(data, code, stop) for code in odd if code < 0x80]
+        finders.append(_non_ascii_finder(data, stop))
     else:
-        finders = [_finder(data, code) for code in odd]
+        finders = [_finder(data, code, stop) for code in odd]
     spans: list[Span] = []
-    upcoming = [find(0) for find in finders]
-    most = len(data) // BYTES_PER_ODD_LINE + 1
+    upcoming = [find(start) for find in finders]
+    most = (stop - start) // BYTES_PER_ODD_LINE + 1
     while live := [at for at in upcoming if at >= 0]:
         at = min(live)
-        start = data.rfind(b"\n", 0, at) + 1
-        stop = data.find(b"\n", at) + 1
-        spans.append((start, stop))
+        first = data.rfind(b"\n", 0, at) + 1
+        after = data.find(b"\n", at) + 1
+        spans.append((first, after))
         if len(spans) > most:
             return None
-        upcoming = [find(stop) if 0 <= found < stop else found
+        upcoming = [find(after) if 0 <= found < after else found
                     for find, found in zip(finders, upcoming, strict=True)]  # fmt: skip
     return spans
 
 
-def _finder(data: bytes, code: int) -> Callable[[int], int]:
+def _finder(data: bytes, code: int, stop: int) -> Callable[[int], int]:
     needle = bytes((code,))
-    return lambda start: data.find(needle, start)
+    return lambda start: data.find(needle, start, stop)
 
 
-def _non_ascii_finder(data: bytes) -> Callable[[int], int]:
-    """The offset of the first byte outside ASCII from ``start`` on, or -1."""
+def _non_ascii_finder(data: bytes, stop: int) -> Callable[[int], int]:
+    """The offset of the first byte outside ASCII from ``start`` until ``stop``, or -1."""
     view = memoryview(data)
 
     def find(start: int) -> int:
         try:
-            codecs.ascii_decode(view[start:])
+            codecs.ascii_decode(view[start:stop])
         except UnicodeDecodeError as error:
             return start + error.start
         return -1

@@ -127,18 +127,21 @@ def split_lines(
     return lines, segmented
 
 
-def may_hold_long_line(text: AnyStr, limit: int, newline: AnyStr) -> bool:
-    """False when no line of ``text`` (text or bytes) is longer than ``limit``, decided with a
-    few finds.
+def may_hold_long_line(
+    text: AnyStr, limit: int, newline: AnyStr, start: int = 0, stop: int | None = None
+) -> bool:
+    """False when no line of ``text[start:stop]`` (text or bytes) is longer than ``limit``,
+    decided with a few finds.
 
     A line longer than ``limit`` covers a whole aligned window of ``limit // 2`` items, so when
     every such window holds a newline, no line is too long.
     """
-    if len(text) <= limit:
+    stop = len(text) if stop is None else stop
+    if stop - start <= limit:
         return False
     window = max(limit // 2, 1)
-    starts = range(0, len(text), window)
-    return any(text.find(newline, start, start + window) < 0 for start in starts)
+    starts = range(start, stop, window)
+    return any(text.find(newline, at, min(at + window, stop)) < 0 for at in starts)
 
 
 def _lines_holding(text: str, chars: str) -> list[int]:

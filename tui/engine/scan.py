@@ -34,8 +34,10 @@ from tui.engine.grammar.shapes import (
     valid_stamp,
 )
 from tui.engine.model import StartupModel
+from tui.engine.plain_bytes import Span
 from tui.engine.problems import looks_bad
 from tui.engine.ranks import LogTime
+from tui.engine.sanitize import split_lines, suspect_chars
 
 CACHE_SIZE = 4096
 """Entries kept in each per-stream cache (shapes, quiet messages) before it starts over."""
@@ -91,9 +93,19 @@ class Scanner:
         and the fast paths apply."""
         return self.kept is None and self.fast_allowed()
 
-    def scan_raw(self, data: bytes, now: float) -> None:
-        """Complete lines of printable ASCII as bytes, read in bulk (``tui.engine.bulk``)."""
-        self._bulk.scan(data, now)
+    def scan_text(self, data: bytes, now: float) -> None:
+        """Complete lines as bytes (``data`` ends with a newline), decoded and sanitized."""
+        chars = suspect_chars(data)
+        text = data.decode("utf-8", "replace")
+        lines, redrawn = split_lines(text, suspect=chars != "", chars=chars)
+        lines.pop()
+        self.scan(lines, redrawn, now)
+
+    def scan_raw(self, data: bytes, start: int, odd: list[Span], now: float) -> None:
+        """The complete lines of ``data`` from ``start`` (0 or just after a newline) as bytes,
+        read in bulk (``tui.engine.bulk``); all are printable ASCII but the ``odd`` ones, which
+        take the text path in their turn. What follows the last newline is not read."""
+        self._bulk.scan(data, start, odd, now)
 
     def scan_one(self, line: str, now: float, redrawn: bool) -> None:
         """One complete line (the end of a line carried over from earlier chunks)."""
