@@ -314,11 +314,13 @@ def _unconfirmed(plan: Plan, shape: Shape, group: Codes, end: int) -> list[int]:
 
 def _noisy(scanner: Scanner, plan: Plan, at: int, group: Codes, end: int) -> list[int]:
     """``other`` lines whose message may mean something (judged once per distinct text)."""
-    messages = list(map(operator.itemgetter(slice(at, None)), plan.chosen(group, plan.start, end)))
-    noisy = {message for message in set(messages) if not scanner.quiet(message.decode("ascii"))}
+    message = operator.itemgetter(slice(at, None))
+    lines = plan.chosen(group, plan.start, end)
+    noisy = {text for text in set(map(message, lines)) if not scanner.quiet(text.decode("ascii"))}
     if not noisy:
         return []
-    return list(compress(plan.indices(group, plan.start, end), map(noisy.__contains__, messages)))
+    flags = map(noisy.__contains__, map(message, lines))
+    return list(compress(plan.indices(group, plan.start, end), flags))
 
 
 def _odd_access(plan: Plan, group: Codes, end: int) -> list[int]:

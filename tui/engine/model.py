@@ -134,7 +134,10 @@ class StartupModel:
 
     def when(self, parsed: Parsed, line: int, now: float) -> LogTime:
         """The line's time: its own timestamp, else the latest one seen (for spans only)."""
-        text = parsed.ts_text
+        return self.when_text(parsed.ts_text, line, now)
+
+    def when_text(self, text: str | None, line: int, now: float) -> LogTime:
+        """``when`` for a line whose timestamp is ``text`` (None when it has none)."""
         if text is None:
             return LogTime(line, self.last_ts, self.last_text, now)
         ts = full_timestamp(text) if text[4:5] == "-" else short_timestamp(text)

@@ -276,7 +276,7 @@ class Scanner:
         if line[:1] == "[":
             envelope = sglang.ENVELOPE.match(line)
             if envelope is not None:
-                self.model.when(Parsed(None, envelope["ts"], "", ()), 0, now)
+                self.model.when_text(envelope["ts"], 0, now)
 
     def _absorb(
         self, lines: list[str], start: int, owners: list[str | None], cut: int, now: float
@@ -304,7 +304,7 @@ class Scanner:
         if ts_text is None:
             envelope = sglang.ENVELOPE.match(line)
             ts_text = envelope["ts"] if envelope is not None else None
-        return self.model.when(Parsed(tag, ts_text, line[at:], ()), number, now)
+        return self.model.when_text(ts_text, number, now)
 
     def decode_event(
         self, tag: str, line: str, at: int, number: int, now: float, ts_text: str | None = None

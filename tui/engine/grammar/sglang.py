@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 from tui.engine.grammar.args import sglang_args
 from tui.engine.grammar.common import (
@@ -79,20 +80,13 @@ def _number(text: str, key: str) -> float | None:
 DECODE_LABELS = ("gen throughput (token/s): ", "accept len: ", "accept rate: ")
 """What precedes the gen throughput, accept length and accept rate in a ``Decode batch``
 line."""
+_DECODE_FIGURES = ("#running-req: ", "#queue-req: ", *DECODE_LABELS)
 
 
 def decode_hit(msg: str) -> DecodeHit:
     """The figures of a ``Decode batch`` line (any version)."""
-    running = _number(msg, "#running-req: ")
-    queued = _number(msg, "#queue-req: ")
-    gen, accept_len, accept_rate = (_number(msg, label) for label in DECODE_LABELS)
-    return DecodeHit(
-        gen,
-        accept_len,
-        accept_rate,
-        whole(running),
-        whole(queued),
-    )
+    running, queued, gen, accept_len, accept_rate = map(partial(_number, msg), _DECODE_FIGURES)
+    return DecodeHit(gen, accept_len, accept_rate, whole(running), whole(queued))
 
 
 def _memory(msg: str) -> MemoryHit:
