@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.sshd import TestServer
-from tui.io.ssh import SshTransport, connect
+from tui.io.ssh import SshTransport, _send_input, connect
 
 
 async def test_commands_that_exit_before_reading_input_report_their_status(
@@ -22,3 +22,20 @@ async def test_commands_that_exit_before_reading_input_report_their_status(
     finally:
         await transport.close()
     assert [result.status for result in results] == [3] * 8 + [127] * 8
+
+
+async def test_input_for_a_command_whose_channel_already_closed_is_dropped(
+    ssh_server: TestServer,
+) -> None:
+    """The race the test above may or may not hit, made certain: the command has ended and its
+    channel is closed before its input is given (asyncssh then refuses any write)."""
+    link = await connect(ssh_server.target())
+    try:
+        process = await link.conn.create_process("exit 3", encoding=None)
+        await process.wait_closed()
+        _send_input(process, b"x" * 1024)
+        result = await process.wait()
+    finally:
+        link.close()
+        await link.wait_closed()
+    assert result.exit_status == 3
