@@ -74,9 +74,9 @@ def _public(key: asyncssh.SSHKey) -> str:
     return key.export_public_key().decode().strip()
 
 
-def children_of(pid: int) -> list[int]:
-    """Process ids whose parent is ``pid`` (read from /proc)."""
-    found = []
+def proc_stats() -> Iterator[tuple[int, list[str]]]:
+    """Each live process id and the fields of its ``/proc/PID/stat`` after the command name
+    (state, parent, group, ...)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -84,10 +84,12 @@ def children_of(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), stat[stat.rindex(")") + 2 :].split()
+
+
+def children_of(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (read from /proc)."""
+    return [child for child, fields in proc_stats() if int(fields[1]) == pid]
 
 
 @dataclass

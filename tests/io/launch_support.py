@@ -10,6 +10,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tests.sshd import proc_stats
 from tui.engine.launch_plan import LaunchSpec
 from tui.engine.launch_record import RunState, RunStatus
 from tui.io.launch_node import Node
@@ -40,18 +41,11 @@ def free_port() -> int:
 
 def live_group_members(pgid: int) -> list[int]:
     """Pids of processes in group ``pgid`` that are not zombies."""
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
+    return [
+        pid
+        for pid, fields in proc_stats()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X")
+    ]
 
 
 def kill_group(pgid: int) -> None:

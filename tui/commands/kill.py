@@ -37,13 +37,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=DESCRIPTION,
     )
     add_profile_arguments(parser)
+    add_grace_argument(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_grace_argument(parser: argparse.ArgumentParser) -> None:
+    """``--grace DURATION``, the time between SIGTERM and SIGKILL (kill and restart)."""
     parser.add_argument(
         "--grace",
         type=duration,
         metavar="DURATION",
         help="time between SIGTERM and SIGKILL (default: the profile's launch.grace_period)",
     )
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands.kill import duration
+from tui.commands.kill import add_grace_argument
 from tui.commands.launch import add_profile_arguments, run_action, say
 from tui.io.launch_profile import kill_lines, launch_lines
 from tui.io.launcher import Launcher
@@ -28,12 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_profile_arguments(parser)
     parser.add_argument("--force", action="store_true", help="launch even when a check refuses")
-    parser.add_argument(
-        "--grace",
-        type=duration,
-        metavar="DURATION",
-        help="time between SIGTERM and SIGKILL (default: the profile's launch.grace_period)",
-    )
+    add_grace_argument(parser)
     parser.set_defaults(handler=run)
 
 
