@@ -112,3 +112,13 @@ def test_index_order_is_the_fallback_and_knows_its_limits() -> None:
     assert mapped[2].gpu is None
     assert mapped[2].note == "only 4 GPUs seen"
     assert map_ranks(("TP2",))[0].gpu == 2
+
+
+def test_the_second_hosts_ranks_take_its_gpus_in_order() -> None:
+    """TP16 over two hosts of eight GPUs: node 1 runs TP8 to TP15 on its GPUs 0 to 7."""
+    second = [f"TP{tp}" for tp in range(8, 16)]
+    mapped = map_ranks(second, gpus=GPUS, tp_size=16, nnodes=2)
+    assert [m.gpu for m in mapped] == list(range(8))
+    assert {m.source for m in mapped} == {MapSource.ORDER}
+    alone = map_ranks(second, gpus=GPUS)
+    assert [m.gpu for m in alone] == [None] * 8, "without the layout, TP8 wants a ninth GPU"

@@ -8,13 +8,20 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from tests.engine.multinode_logs import node_log
+from tests.ui.fakes import FakeClock
 from tests.ui.startup_log import up_to
 from tui.app.app import MonitorApp
 from tui.app.build import WatchSettings, build_app
+from tui.app.cluster_build import build_cluster_app
+from tui.app.cluster_link import ClusterLink
 from tui.app.model import Target
 from tui.app.screens.main import rank_cards
-from tui.app.widgets.gpu import GpuSummary, summary_line
+from tui.app.state import MonitorState
+from tui.app.widgets.gpu import GpuSummary, map_lines, summary_line
 from tui.app.widgets.rank_panel import RankPanel
+from tui.engine.gpu_model import GpuSnapshot, GpuState
+from tui.engine.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
 from tui.io.session import HostSession, LocalConnector
 from tui.io.telemetry import TelemetrySettings
 
@@ -76,3 +83,85 @@ async def test_a_missing_nvidia_smi_shows_no_telemetry(tmp_path: Path) -> None:
             assert app.state.link.snapshot.rank("TP0") is not None
     finally:
         await session.close()
+
+
+# ------------------------------------------------------------------ a server over two hosts
+
+
+def _tp16_logs(tmp_path: Path) -> list[str]:
+    """Both nodes' whole start-up of a TP16 server over two hosts, as files."""
+    paths = []
+    for node in range(2):
+        path = tmp_path / f"node{node}.log"
+        path.write_bytes(b"".join(data for _, data in node_log(16, 2, node)))
+        paths.append(str(path))
+    return paths
+
+
+def _host(used_mib: float) -> GpuSnapshot:
+    gpus = tuple(
+        GpuState(GpuSample(index, memory_used_mib=used_mib, memory_total_mib=81920.0))
+        for index in range(8)
+    )
+    return GpuSnapshot(gpus=gpus, seen_at=1000.0, samples=1)
+
+
+def test_each_rank_reads_the_gpus_of_its_own_nodes_host(tmp_path: Path) -> None:
+    clock = FakeClock(1000.0)
+    link = ClusterLink(["gpu-a", "gpu-b"], "auto", clock)
+    for node, path in enumerate(_tp16_logs(tmp_path)):
+        link.node(node).feed(Path(path).read_bytes())
+    state = MonitorState(link, Target("tp16", "gpu-a +1"), clock)
+    state.set_gpu(_host(1000.0), (0,))
+    state.set_gpu(_host(7000.0), (1,))
+    view = state.view()
+    placed = {p.rank: (p.node, p.gpu) for p in view.placements}
+    assert placed == {f"TP{tp}": (tp // 8, tp % 8) for tp in range(16)}
+    cards = rank_cards(view)
+    assert len(cards) == 16
+    for card in cards:
+        assert card.gpu is not None, card.rank.tag
+        assert card.gpu.gpu is not None, card.rank.tag
+        used = card.gpu.gpu.sample.memory_used_mib
+        assert used == (7000.0 if card.rank.node == 1 else 1000.0), card.rank.tag
+    assert view.gpu is not None
+    assert (len(view.gpu.gpus), view.gpu.used_mib) == (16, 8 * 1000.0 + 8 * 7000.0)
+    assert "TP8 → GPU 0 on node 1" in map_lines(view.placements).plain
+    state.set_gpu(GpuSnapshot(missing=NoTelemetry(NoTelemetryKind.NOT_INSTALLED)), (1,))
+    view = state.view()
+    assert view.gpu is not None
+    assert "node 1: nvidia-smi not found" in summary_line(view.gpu, view.now).plain
+
+
+async def test_a_monitor_over_two_hosts_reads_both_hosts_gpus(tmp_path: Path) -> None:
+    """One simulated nvidia-smi per host session, through the cluster monitor's own wiring."""
+    paths = _tp16_logs(tmp_path)
+    sessions = [HostSession(LocalConnector()) for _ in paths]
+    command = _sim_nvidia_smi(tmp_path / "gpus.json")
+    settings = WatchSettings(
+        target=Target("tp16", "gpu-a +1"),
+        log_path=paths[0],
+        telemetry=TelemetrySettings(command=command, interval_ms=100),
+    )
+    app = build_cluster_app(sessions, ["gpu-a", "gpu-b"], paths, settings)
+    try:
+        async with app.run_test(size=(200, 70)) as pilot:
+            await _until(pilot, lambda: len(app.query(RankPanel)) == 16)
+            await _until(
+                pilot,
+                lambda: sorted(app.state.gpus) == [0, 1]
+                and all(len(s.gpus) == 8 for s in app.state.gpus.values()),
+            )
+            app.flush()
+            view = app.last_view
+            assert view is not None
+            assert {(p.rank, p.node, p.gpu) for p in view.placements} == {
+                (f"TP{tp}", tp // 8, tp % 8) for tp in range(16)
+            }
+            cards = rank_cards(view)
+            assert all(card.gpu is not None and card.gpu.gpu is not None for card in cards)
+            summary = app.screen.query_one(GpuSummary)
+            assert "16 GPUs" in summary_line(summary.snapshot, summary.now).plain
+    finally:
+        for session in sessions:
+            await session.close()

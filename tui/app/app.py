@@ -42,7 +42,7 @@ from tui.app.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, loa
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu import GpuTelemetryUpdated
 from tui.io.session import HostSession
-from tui.io.telemetry import TelemetryChannel
+from tui.io.telemetry import GpuFeed
 
 FLUSH_SECONDS = 0.1
 """Delay between a change after a quiet spell and the repaint that shows it."""
@@ -93,7 +93,7 @@ class MonitorApp(App[int]):
         launcher: LauncherOpener | None = None,
         read_only: bool = False,
         bench: BenchSetup | None = None,
-        telemetry: TelemetryChannel | None = None,
+        telemetry: Sequence[GpuFeed] = (),
         hosts: Sequence[HostSession] = (),
     ) -> None:
         super().__init__()
@@ -104,7 +104,7 @@ class MonitorApp(App[int]):
             source.throttle = Backpressure(self.waiting_bytes)
         self._source = source
         self._health = health
-        self._telemetry = telemetry
+        self._telemetry = tuple(telemetry)
         self._wanted_theme = theme
         self._user_keys = dict(keymap or {})
         self._reconnect = reconnect
@@ -145,9 +145,8 @@ class MonitorApp(App[int]):
         if self._health is not None:
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
-        if self._telemetry is not None:
-            self.run_worker(self._read_gpus(self._telemetry), group="telemetry",
-                            exit_on_error=False)  # fmt: skip
+        for feed in self._telemetry:
+            self.run_worker(self._read_gpus(feed), group="telemetry", exit_on_error=False)
         self.launch_control.start()
         # Everything built so far lives as long as the app: keep it out of every future garbage
         # collection, so a full collection during a log flood costs milliseconds, not a freeze.
@@ -169,11 +168,12 @@ class MonitorApp(App[int]):
             fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) else FALLBACK_THEME
             self.theme = fallback
 
-    async def _read_gpus(self, channel: TelemetryChannel) -> None:
-        """Post every GPU snapshot; closing the iteration also stops the remote nvidia-smi."""
-        async with contextlib.aclosing(channel.snapshots()) as snapshots:
+    async def _read_gpus(self, feed: GpuFeed) -> None:
+        """Post every GPU snapshot of one host; closing the iteration also stops its remote
+        nvidia-smi."""
+        async with contextlib.aclosing(feed.channel.snapshots()) as snapshots:
             async for snapshot in snapshots:
-                self.post_message(GpuTelemetryUpdated(snapshot))
+                self.post_message(GpuTelemetryUpdated(snapshot, feed.nodes))
 
     # --- messages from workers -------------------------------------------------------------
 
@@ -201,7 +201,7 @@ class MonitorApp(App[int]):
 
     @on(GpuTelemetryUpdated)
     def _gpus(self, message: GpuTelemetryUpdated) -> None:
-        self.state.set_gpu(message.snapshot)
+        self.state.set_gpu(message.snapshot, message.nodes)
 
     @on(BenchEvent)
     def _bench_event(self, message: BenchEvent) -> None:

@@ -22,7 +22,7 @@ from tui.engine.stall import StallPolicy
 from tui.io.history_store import StartupHistory
 from tui.io.session import HostSession
 from tui.io.store import database_file
-from tui.io.telemetry import TelemetryChannel, TelemetrySettings
+from tui.io.telemetry import GpuFeed, TelemetryChannel, TelemetrySettings
 
 
 def _no_keys() -> Mapping[str, str]:
@@ -69,7 +69,7 @@ def build_app(
             reconnect=source.reconnect,
             sessions=(session,),
             api_host=settings.target.host or None,
-            telemetry=_telemetry(session, settings.telemetry),
+            telemetry=gpu_feeds([session], settings.telemetry),
         ),
         settings,
         clock,
@@ -87,7 +87,8 @@ class AppParts:
     reconnect: Callable[[], Awaitable[None]]
     sessions: Sequence[HostSession]
     api_host: str | None
-    telemetry: TelemetryChannel | None = None
+    telemetry: tuple[GpuFeed, ...] = ()
+    """One GPU reader per host, with the nodes it runs."""
 
 
 def assemble_app(
@@ -137,5 +138,17 @@ def startup_history(settings: WatchSettings, host: str | None) -> StartupHistory
     )
 
 
-def _telemetry(session: HostSession, settings: TelemetrySettings | None) -> TelemetryChannel | None:
-    return None if settings is None else TelemetryChannel(session, settings)
+def gpu_feeds(
+    sessions: Sequence[HostSession], settings: TelemetrySettings | None
+) -> tuple[GpuFeed, ...]:
+    """One GPU reader per host for the nodes ``sessions[k]`` runs (none when ``settings`` is
+    None); nodes that share a host share its reader."""
+    if settings is None:
+        return ()
+    nodes: dict[HostSession, list[int]] = {}
+    for node, session in enumerate(sessions):
+        nodes.setdefault(session, []).append(node)
+    return tuple(
+        GpuFeed(tuple(numbers), TelemetryChannel(session, settings))
+        for session, numbers in nodes.items()
+    )

@@ -1,8 +1,8 @@
 """Putting the monitor together for a server that spans several hosts.
 
-One session per host (nodes on the same host share it), one tail per node, one merged engine;
-the health poll and the benchmark go to node 0, the only node that serves the API (the others
-answer a dummy ``/health``).
+One session per host (nodes on the same host share it), one tail per node, one merged engine,
+one GPU reader per host; the health poll and the benchmark go to node 0, the only node that
+serves the API (the others answer a dummy ``/health``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from tui.app.app import MonitorApp
-from tui.app.build import AppParts, WatchSettings, assemble_app
+from tui.app.build import AppParts, WatchSettings, assemble_app, gpu_feeds
 from tui.app.cluster_link import ClusterLink
 from tui.app.cluster_source import ClusterSource
 from tui.app.launch_actions import LauncherOpener
@@ -34,5 +34,6 @@ def build_cluster_app(
         reconnect=source.reconnect,
         sessions=sessions,
         api_host=hosts[0],
+        telemetry=gpu_feeds(sessions, settings.telemetry),
     )
     return assemble_app(parts, settings, clock, launcher)

@@ -77,9 +77,18 @@ class MonitorView:
     now: float = 0.0
     markers: tuple[str, ...] = ()
     gpu: GpuSnapshot | None = None
-    """The host's latest GPU telemetry; None when the monitor reads none."""
+    """The latest GPU telemetry of every host, as one (for totals); None when the monitor
+    reads none."""
     placements: tuple[RankGpu, ...] = ()
     """Which GPU each rank is on (empty without telemetry)."""
+    node_gpus: tuple[tuple[int, GpuSnapshot], ...] = ()
+    """Each node's latest GPU telemetry (the snapshot of the host it runs on)."""
+
+    def node_gpu(self, node: int) -> GpuSnapshot | None:
+        """The GPU telemetry of the host running ``node`` (of the only host when there is one)."""
+        if len(self.node_gpus) == 1:
+            return self.node_gpus[0][1]
+        return next((snapshot for number, snapshot in self.node_gpus if number == node), None)
 
     def status(self, tag: str) -> RankStatus | None:
         return next((status for status in self.statuses if status.tag == tag), None)

@@ -7,6 +7,7 @@ No Textual import: the rules are tested without an app.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from tui.app.cluster_link import NodeFeed, NodeLinks
 from tui.app.engine_link import EngineLink
@@ -19,8 +20,8 @@ from tui.app.model import (
     Target,
 )
 from tui.engine.estimate import Eta, Expectations, default_expectations, estimate, startup_ranks
-from tui.engine.gpu_map import RankGpu, map_ranks
-from tui.engine.gpu_model import GpuSnapshot
+from tui.engine.gpu_map import RankGpu, map_ranks, rank_numbers
+from tui.engine.gpu_model import GpuSnapshot, merged
 from tui.engine.snapshot import Snapshot
 from tui.engine.spread import Spread
 from tui.engine.stall import RankHealth, StallPolicy, assess
@@ -59,7 +60,8 @@ class MonitorState:
         self.connection_detail = ""
         self.health = HealthReading()
         self.markers: tuple[str, ...] = ()
-        self.gpu: GpuSnapshot | None = None
+        self.gpus: dict[int, GpuSnapshot] = {}
+        """Each node's latest GPU telemetry (nodes on one host share it)."""
         self.started_at = clock()
         self.received = False
         self._dirty = True
@@ -118,16 +120,43 @@ class MonitorState:
             self.health = reading
             self.touch()
 
-    def set_gpu(self, snapshot: GpuSnapshot) -> None:
-        """Keep the latest GPU telemetry (with the reason when there is none)."""
-        self.gpu = snapshot
+    def set_gpu(self, snapshot: GpuSnapshot, nodes: tuple[int, ...] = (0,)) -> None:
+        """Keep the latest GPU telemetry of the host running ``nodes`` (with the reason when
+        there is none)."""
+        for node in nodes:
+            self.gpus[node] = snapshot
         self.touch()
 
+    @property
+    def gpu(self) -> GpuSnapshot | None:
+        """Every host's latest GPU telemetry as one snapshot; None when none is read."""
+        return merged(self._hosts()) if self.gpus else None
+
+    def _hosts(self) -> list[tuple[int, GpuSnapshot]]:
+        """Each host's snapshot once, under its first node, in node order."""
+        firsts: dict[int, tuple[int, GpuSnapshot]] = {}
+        for node, snapshot in sorted(self.gpus.items()):
+            firsts.setdefault(id(snapshot), (node, snapshot))
+        return list(firsts.values())
+
     def _placements(self, snapshot: Snapshot) -> tuple[RankGpu, ...]:
-        if self.gpu is None:
+        """Each rank's GPU among those of its node's host (among the only host's, for all
+        ranks, when there is one)."""
+        if not self.gpus:
             return ()
-        tags = [rank.tag for rank in startup_ranks(snapshot)]
-        return map_ranks(tags, gpus=[gpu.sample for gpu in self.gpu.gpus])
+        ranks = startup_ranks(snapshot)
+        if len(self.gpus) == 1:
+            only = next(iter(self.gpus.values()))
+            return map_ranks([rank.tag for rank in ranks], gpus=[g.sample for g in only.gpus])
+        tp_size = 1 + max((rank_numbers(rank.tag).get("TP", 0) for rank in ranks), default=0)
+        nnodes = 1 + max((rank.node for rank in ranks), default=0)
+        placed: dict[str, RankGpu] = {}
+        for node, gpus in self.gpus.items():
+            tags = [rank.tag for rank in ranks if rank.node == node]
+            samples = [gpu.sample for gpu in gpus.gpus]
+            for found in map_ranks(tags, gpus=samples, tp_size=tp_size, nnodes=nnodes):
+                placed[found.rank] = replace(found, node=node)
+        return tuple(placed[rank.tag] for rank in ranks if rank.tag in placed)
 
     def _default_plan(self, snapshot: Snapshot) -> Expectations:
         """The default split of the expected time, made once per set of inputs, not per view."""
@@ -164,6 +193,7 @@ class MonitorState:
             markers=self.markers,
             gpu=self.gpu,
             placements=self._placements(snapshot),
+            node_gpus=tuple(sorted(self.gpus.items())),
         )
 
     def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:

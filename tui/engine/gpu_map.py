@@ -46,6 +46,8 @@ class RankGpu:
     gpu: int | None
     source: MapSource
     note: str = ""
+    node: int = 0
+    """The node whose host the GPU belongs to (a server may span several hosts)."""
 
     @property
     def label(self) -> str:
@@ -135,11 +137,11 @@ def _from_process(
     return None
 
 
-def _from_order(rank: str, gpus: Sequence[GpuSample], tp_size: int) -> RankGpu:
+def _from_order(rank: str, gpus: Sequence[GpuSample], tp_size: int, nnodes: int) -> RankGpu:
     numbers = rank_numbers(rank)
     if not numbers:
         return RankGpu(rank, None, MapSource.ORDER, "no GPU rank")
-    device = device_for(numbers, LaunchLayout(tp_size=max(tp_size, 1)))
+    device = device_for(numbers, LaunchLayout(tp_size=max(tp_size, 1), nnodes=max(nnodes, 1)))
     indexes = sorted(gpu.index for gpu in gpus)
     if indexes and device >= len(indexes):
         return RankGpu(rank, None, MapSource.ORDER, f"only {len(indexes)} GPUs seen")
@@ -154,10 +156,14 @@ def map_ranks(
     layout: LaunchLayout | None = None,
     apps: Sequence[ComputeApp] = (),
     rank_pids: Mapping[str, int] | None = None,
+    tp_size: int | None = None,
+    nnodes: int = 1,
 ) -> tuple[RankGpu, ...]:
-    """Each rank's GPU from the best source available for it (see the module docstring)."""
-    tp_numbers = [rank_numbers(rank).get("TP", 0) for rank in ranks]
-    tp_size = 1 + max(tp_numbers, default=0)
+    """Each rank's GPU from the best source available for it (see the module docstring).
+    ``ranks`` and ``gpus`` are one host's; for a server over several hosts, ``tp_size`` and
+    ``nnodes`` are the whole server's (else the ranks given are taken for all of them)."""
+    if tp_size is None:
+        tp_size = 1 + max((rank_numbers(rank).get("TP", 0) for rank in ranks), default=0)
     placed: list[RankGpu] = []
     for rank in ranks:
         if override is not None and rank in override:
@@ -167,5 +173,5 @@ def map_ranks(
         else:
             pid = (rank_pids or {}).get(rank)
             found = _from_process(rank, pid, apps, gpus) if rank_numbers(rank) else None
-            placed.append(found or _from_order(rank, gpus, tp_size))
+            placed.append(found or _from_order(rank, gpus, tp_size, nnodes))
     return tuple(placed)

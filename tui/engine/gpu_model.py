@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tui.engine.gpu_values import ComputeApp, GpuBatch, GpuSample, NoTelemetry, RowProblem
 
@@ -100,6 +100,27 @@ class GpuSnapshot:
     def stale(self, now: float, after: float) -> bool:
         """True when the newest reading is older than ``after`` seconds (or there is none)."""
         return self.seen_at is None or now - self.seen_at > after
+
+
+def merged(snapshots: Sequence[tuple[int, GpuSnapshot]]) -> GpuSnapshot:
+    """The GPUs of several hosts as one snapshot (node by node), for totals: stale as soon as
+    one host is, and without telemetry, with the first such node named, when one host has
+    none."""
+    if len(snapshots) == 1:
+        return snapshots[0][1]
+    missing = next(
+        (replace(s.missing, node=node) for node, s in snapshots if s.missing is not None),
+        None,
+    )  # fmt: skip
+    seen = [s.seen_at for _, s in snapshots]
+    return GpuSnapshot(
+        gpus=tuple(gpu for _, s in snapshots for gpu in s.gpus),
+        missing=missing,
+        seen_at=None if None in seen else min(t for t in seen if t is not None),
+        samples=sum(s.samples for _, s in snapshots),
+        problems=tuple(problem for _, s in snapshots for problem in s.problems),
+        problem_count=sum(s.problem_count for _, s in snapshots),
+    )
 
 
 @dataclass(slots=True)

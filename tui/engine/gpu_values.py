@@ -41,12 +41,15 @@ class NoTelemetry:
 
     kind: NoTelemetryKind
     detail: str = ""
+    node: int | None = None
+    """The node whose host this is about, when the server spans several hosts."""
 
     @property
     def reason(self) -> str:
         """One line for the screen, e.g. ``nvidia-smi not found on the host``."""
         base = _REASONS[self.kind]
-        return f"{base}: {self.detail}" if self.detail else base
+        where = "" if self.node is None else f"node {self.node}: "
+        return f"{where}{base}: {self.detail}" if self.detail else f"{where}{base}"
 
 
 _REASONS = {

@@ -303,3 +303,11 @@ async def busy_before_launch(
     if missing is not None:
         return BusyReport(missing=missing)
     return BusyReport(busy_gpus(gpus, apps.apps, min_used_mib), apps.failure)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFeed:
+    """The GPU reader of one host and the nodes of the server that run on it."""
+
+    nodes: tuple[int, ...]
+    channel: TelemetryChannel

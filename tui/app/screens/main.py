@@ -74,9 +74,10 @@ def approximate_progress(rank: RankState, ranks: Sequence[RankState]) -> Progres
 
 
 def _gpu_view(view: MonitorView, rank: RankState) -> RankGpuView | None:
-    if view.gpu is None:
+    snapshot = view.node_gpu(rank.node)
+    if snapshot is None:
         return None
-    return rank_gpu_view(rank, view.gpu, view.placements, view.now)
+    return rank_gpu_view(rank, snapshot, view.placements, view.now)
 
 
 class MainScreen(Screen[None]):

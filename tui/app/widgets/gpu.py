@@ -29,14 +29,15 @@ STALE_AFTER = 5.0
 
 
 class GpuTelemetryUpdated(Message):
-    """A new GPU snapshot arrived from the telemetry channel."""
+    """A new GPU snapshot arrived from the telemetry channel of the host running ``nodes``."""
 
-    def __init__(self, snapshot: GpuSnapshot) -> None:
+    def __init__(self, snapshot: GpuSnapshot, nodes: tuple[int, ...] = (0,)) -> None:
         super().__init__()
         self.snapshot = snapshot
+        self.nodes = nodes
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, GpuTelemetryUpdated)
+        return isinstance(message, GpuTelemetryUpdated) and message.nodes == self.nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +176,11 @@ def summary_line(snapshot: GpuSnapshot, now: float, stale_after: float = STALE_A
 def map_lines(placements: Sequence[RankGpu]) -> Content:
     """One line per rank: ``TP0 → GPU 4  launch: device 0 of CUDA_VISIBLE_DEVICES=4,5,6,7``."""
     lines = []
+    several = any(placement.node for placement in placements)
     for placement in placements:
         target = "?" if placement.gpu is None else str(placement.gpu)
+        if several:
+            target = f"{target} on node {placement.node}"
         note = f": {placement.note}" if placement.note else ""
         lines.append(
             Content.assemble(
