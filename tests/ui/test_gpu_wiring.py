@@ -113,6 +113,9 @@ def test_each_rank_reads_the_gpus_of_its_own_nodes_host(tmp_path: Path) -> None:
         link.node(node).feed(Path(path).read_bytes())
     state = MonitorState(link, Target("tp16", "gpu-a +1"), clock)
     state.set_gpu(_host(1000.0), (0,))
+    early = state.view()
+    assert {p.rank for p in early.placements} == {f"TP{tp}" for tp in range(8)}
+    assert early.node_gpu(1) is None, "node 1's ranks wait for their own host's readings"
     state.set_gpu(_host(7000.0), (1,))
     view = state.view()
     placed = {p.rank: (p.node, p.gpu) for p in view.placements}

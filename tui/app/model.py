@@ -85,9 +85,7 @@ class MonitorView:
     """Each node's latest GPU telemetry (the snapshot of the host it runs on)."""
 
     def node_gpu(self, node: int) -> GpuSnapshot | None:
-        """The GPU telemetry of the host running ``node`` (of the only host when there is one)."""
-        if len(self.node_gpus) == 1:
-            return self.node_gpus[0][1]
+        """The GPU telemetry of the host running ``node`` (one host: every rank is node 0's)."""
         return next((snapshot for number, snapshot in self.node_gpus if number == node), None)
 
     def status(self, tag: str) -> RankStatus | None:

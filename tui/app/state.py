@@ -140,14 +140,11 @@ class MonitorState:
         return list(firsts.values())
 
     def _placements(self, snapshot: Snapshot) -> tuple[RankGpu, ...]:
-        """Each rank's GPU among those of its node's host (among the only host's, for all
-        ranks, when there is one)."""
+        """Each rank's GPU among those of its node's host (one host: every rank is node 0's);
+        the ranks of a node whose host has not reported yet have none."""
         if not self.gpus:
             return ()
         ranks = startup_ranks(snapshot)
-        if len(self.gpus) == 1:
-            only = next(iter(self.gpus.values()))
-            return map_ranks([rank.tag for rank in ranks], gpus=[g.sample for g in only.gpus])
         tp_size = 1 + max((rank_numbers(rank.tag).get("TP", 0) for rank in ranks), default=0)
         nnodes = 1 + max((rank.node for rank in ranks), default=0)
         placed: dict[str, RankGpu] = {}
