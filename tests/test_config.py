@@ -50,6 +50,7 @@ ssh_config = "ssh/config"
 known_hosts = "~/kh"
 expected_startup = "15m"
 read_only = true
+nvidia_smi = "'/opt/nvidia tools/nvidia-smi' --id=0"
 
 [profiles.big.launch]
 command = "vllm serve {model} --port {port} -tp {tp}"
@@ -106,6 +107,7 @@ def test_every_field_parses() -> None:
     assert big.ssh_config == Path("/etc/bringup/ssh/config")
     assert big.known_hosts == Path("~/kh").expanduser()
     assert (big.expected_startup, big.read_only) == (900.0, True)
+    assert big.nvidia_smi == ("/opt/nvidia tools/nvidia-smi", "--id=0")
 
 
 def test_every_launch_bench_and_stall_field_parses() -> None:
@@ -159,6 +161,10 @@ ERRORS = [
     ("[profiles.a.launch]\ncommand = 'run {modle}'\n", 2, "profiles.a.launch.command", "{modle}"),
     ("[profiles.a.launch]\ncommand = 'run \"x'\n", 2, "profiles.a.launch.command", "split"),
     ("[profiles.a.launch]\ncommand = []\n", 2, "profiles.a.launch.command", "empty"),
+    ("[profiles.a]\nnvidia_smi = 'smi \"x'\n", 2, "profiles.a.nvidia_smi", "split"),
+    ("[profiles.a]\nnvidia_smi = []\n", 2, "profiles.a.nvidia_smi", "empty"),
+    ("[profiles.a]\nnvidia_smi = ''\n", 2, "profiles.a.nvidia_smi", "empty"),
+    ("[profiles.a]\nnvidia_smi = ['smi', 3]\n", 2, "profiles.a.nvidia_smi[1]", "expected a string"),
     ("[profiles.a.launch]\ncommand = ['a', '{0}']\n", 2, "profiles.a.launch.command[1]", ""),
     ("[profiles.a.launch]\nmodle = 'x'\n", 2, "profiles.a.launch.modle", "unknown key"),
     ("[profiles.a.launch.env]\n'BAD NAME' = 'x'\n", 2, 'profiles.a.launch.env."BAD NAME"', ""),
@@ -327,6 +333,7 @@ def test_example_defaults_are_the_real_defaults() -> None:
     assert uncommented.launch.grace_period == commented.launch.grace_period
     assert uncommented.port_for() == commented.port_for()
     assert (uncommented.host_key_policy, uncommented.read_only) == ("strict", False)
+    assert uncommented.nvidia_smi == commented.nvidia_smi == ("nvidia-smi",)
 
 
 def test_documentation_covers_every_field_and_its_example_loads() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.sshd import TestServer
+from tui.config import parse_config
 from tui.engine.gpu import NoTelemetryKind
 from tui.engine.gpu_model import GpuSnapshot
 from tui.io.local import LocalTransport
@@ -188,13 +189,15 @@ async def test_busy_check_without_nvidia_smi_is_skipped_with_a_reason(ssh: SshTr
 
 
 def test_profile_command_is_split_and_every_value_stays_one_argument() -> None:
-    settings = TelemetrySettings.from_profile("python -m tui.sim.nvidia_smi --state 'a b'", 250)
+    config = parse_config(
+        "[profiles.a]\nnvidia_smi = \"python -m tui.sim.nvidia_smi --state 'a b'\"\n",
+        Path("config.toml"),
+    )
+    settings = TelemetrySettings(command=config.profile().nvidia_smi, interval_ms=250)
     argv = stream_argv(settings)
     assert argv[:5] == ["python", "-m", "tui.sim.nvidia_smi", "--state", "a b"]
     assert argv[-2:] == ["-lms", "250"]
-    assert TelemetrySettings.from_profile(None).command == ("nvidia-smi",)
-    with pytest.raises(ValueError, match="nvidia_smi"):
-        TelemetrySettings.from_profile("python 'unclosed")
+    assert parse_config("[profiles.a]\n", Path("c.toml")).profile().nvidia_smi == ("nvidia-smi",)
 
 
 async def test_channel_accepts_any_transport(fake_smi: Path) -> None:

@@ -1,7 +1,8 @@
 """``bringup watch`` of a two-host profile in a real tmux pane: both nodes over SSH, one view.
 
 Two simulated nodes write their logs on this machine; a real sshd on loopback serves them under
-two host aliases, so the app opens one connection per host exactly as with two machines.
+two host aliases, so the app opens one connection per host exactly as with two machines, and
+reads each host's GPUs (the simulator's ``nvidia-smi``) on that host's connection.
 """
 
 from __future__ import annotations
@@ -54,12 +55,15 @@ def test_a_two_host_profile_is_one_server_on_screen(
     ssh_config = alias_config(ssh_server, ["node0", "node1"], tmp_path / "ssh_config")
     port = (tmp_path / "port").read_text()
     config = tmp_path / "config.toml"
+    state = tmp_path / "gpu0.json"
+    nvidia_smi = [sys.executable, "-m", "tui.sim.nvidia_smi", "--state-file", str(state)]
     config.write_text(
         "[profiles.big]\n"
         'hosts = ["node0", "node1"]\n'
         f"logs = [{', '.join(repr(str(log)) for log in sims)}]\n"
         f"port = {port}\n"
         f'ssh_config = "{ssh_config}"\n'
+        f"nvidia_smi = [{', '.join(repr(word) for word in nvidia_smi)}]\n"
     )
     env = {"TERM": "tmux-256color", "BRINGUP_DATA_DIR": str(tmp_path / "data")}
     pane.start([sys.executable, "-m", "tui", "watch", "big", "--config", str(config)], env)
@@ -70,4 +74,6 @@ def test_a_two_host_profile_is_one_server_on_screen(
     assert "node 0 · node0 · 8 ranks" in screen
     assert "node 1 · node1 · 8 ranks" in screen
     assert "TP15" in screen
+    # Each host's simulated nvidia-smi, read over that host's own connection: eight GPUs each.
+    pane.wait_for("16 GPUs", timeout=30.0)
     pane.tmux("send-keys", "-t", pane.name, "q")

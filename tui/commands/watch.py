@@ -110,7 +110,7 @@ async def _watch(plan: WatchPlan) -> int:
             profile.launch.venv,
             profile.launch.conda_env,
         ),
-        telemetry=TelemetrySettings(),
+        telemetry=TelemetrySettings(command=profile.nvidia_smi),
         history=True,
     )
     nodes = cluster_nodes(plan)

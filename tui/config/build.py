@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 
@@ -100,6 +101,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         known_hosts=table.path_value("known_hosts", base),
         expected_startup=table.duration("expected_startup", 600.0, positive=True),
         read_only=table.flag("read_only", False),
+        nvidia_smi=_nvidia_smi(table),
         launch=_launch(table.table("launch")),
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
@@ -205,6 +207,23 @@ def _command(table: Table) -> tuple[str, ...]:
         parts = table.items("command", [], check)
     if value is not None and not parts:
         raise table.error("command", "must not be empty")
+    return tuple(parts)
+
+
+def _nvidia_smi(table: Table) -> tuple[str, ...]:
+    """``nvidia_smi``: an argument list, or one string split like a shell would."""
+    value = table.data.get("nvidia_smi")
+    if value is None:
+        return ("nvidia-smi",)
+    if isinstance(value, str):
+        try:
+            parts = shlex.split(table.text("nvidia_smi", ""))
+        except ValueError as exc:
+            raise table.error("nvidia_smi", f"cannot split into arguments: {exc}") from None
+    else:
+        parts = table.items("nvidia_smi", [], partial(table.check_text, "nvidia_smi"))
+    if not parts:
+        raise table.error("nvidia_smi", "must not be empty")
     return tuple(parts)
 
 

@@ -117,6 +117,8 @@ class Profile:
     known_hosts: Path | None = None
     expected_startup: float = 600.0
     read_only: bool = False
+    nvidia_smi: tuple[str, ...] = ("nvidia-smi",)
+    """The command the monitor runs on each host for GPU telemetry, as an argument list."""
     launch: LaunchConfig = field(default_factory=LaunchConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
     stall: StallConfig = field(default_factory=StallConfig)

@@ -15,7 +15,6 @@ Every command is an argument list; the transport quotes it for the remote shell.
 from __future__ import annotations
 
 import asyncio
-import shlex
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -56,20 +55,6 @@ class TelemetrySettings:
     """Longest pause between restarts (also used at once when nvidia-smi cannot work)."""
     query_timeout: float = 15.0
     """Seconds a one-off query (process list, preflight) may take."""
-
-    @classmethod
-    def from_profile(
-        cls, nvidia_smi: str | None = None, interval_ms: int = 500
-    ) -> TelemetrySettings:
-        """Settings from a profile's ``nvidia_smi`` command line (split as a shell would).
-
-        Raises ValueError naming the field when the command line cannot be split.
-        """
-        try:
-            command = tuple(shlex.split(nvidia_smi or ""))
-        except ValueError as exc:
-            raise ValueError(f"nvidia_smi: {exc} in {nvidia_smi!r}") from None
-        return cls(command=command or ("nvidia-smi",), interval_ms=max(50, interval_ms))
 
 
 def stream_argv(settings: TelemetrySettings) -> list[str]:
