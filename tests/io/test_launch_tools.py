@@ -126,3 +126,24 @@ async def test_without_ss_the_port_owner_comes_from_proc(tmp_path: Path) -> None
     assert [r.kind for r in result.refusals] == [RefusalKind.PORT_IN_USE]
     assert f"pid {os.getpid()} (" in result.refusals[0].message
     assert any("GPU check skipped" in note for p in result.preflights for note in p.notes)
+
+
+async def test_the_profiles_nvidia_smi_is_run_where_the_path_has_none(
+    tmp_path: Path, tools: dict[str, str]
+) -> None:
+    """A driver outside the login's PATH: the launcher's GPU checks run the profile's command,
+    each word one argument (the path has a space), instead of skipping them."""
+    folder = tmp_path / "nvidia tools"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    await asyncio.to_thread(shutil.move, Path(tools["PATH"].split(":")[0]) / "nvidia-smi", smi)
+    await asyncio.to_thread(Path(tools["FAKE_APPS"]).write_text, "4242, 41478, GPU-bbbb, python3\n")
+    spec = LaunchSpec(profile="gpu", command=("sleep", "60"), log_dir=str(tmp_path / "logs"))
+    skipped = await Launcher(spec, [Node("gpu-host", EnvRunner(tools))]).launch()
+    assert skipped.ok
+    assert any("nvidia-smi not found" in note for c in skipped.preflights for note in c.notes)
+    await Launcher(spec, [Node("gpu-host", EnvRunner(tools))]).kill()
+    named = Launcher(spec, [Node("gpu-host", EnvRunner(tools), (str(smi),))])
+    refused = await named.launch()
+    assert [r.kind for r in refused.refusals] == [RefusalKind.GPU_BUSY]
+    assert "pid 4242 (python3) using 41478 MiB on GPU 1" in refused.refusals[0].message

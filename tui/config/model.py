@@ -118,7 +118,8 @@ class Profile:
     expected_startup: float = 600.0
     read_only: bool = False
     nvidia_smi: tuple[str, ...] = ("nvidia-smi",)
-    """The command the monitor runs on each host for GPU telemetry, as an argument list."""
+    """The ``nvidia-smi`` run on each host (GPU telemetry, the launcher's GPU checks), as an
+    argument list."""
     launch: LaunchConfig = field(default_factory=LaunchConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
     stall: StallConfig = field(default_factory=StallConfig)

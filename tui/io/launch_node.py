@@ -34,10 +34,12 @@ class NodeError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """A host name for messages and the transport that reaches it."""
+    """A host name for messages, the transport that reaches it and the ``nvidia-smi`` to run
+    there (an argument list; it reaches the host scripts as positional parameters)."""
 
     host: str
     runner: Runner
+    nvidia_smi: tuple[str, ...] = ("nvidia-smi",)
 
     async def _run(self, name: str, body: str, args: Sequence[str | int | None]) -> HostFacts:
         argv = scripts.script(name, body, args)
@@ -61,7 +63,7 @@ class Node:
     async def preflight(self, plan: NodePlan) -> HostFacts:
         """Port listeners, GPU processes, the previous run and the model path."""
         args = [plan.port, plan.paths.state_dir, plan.stem, plan.model_path, plan.cwd]
-        return await self._run("preflight", scripts.PREFLIGHT, args)
+        return await self._run("preflight", scripts.PREFLIGHT, [*args, *self.nvidia_smi])
 
     async def start(self, plan: NodePlan, record_json: str) -> HostFacts:
         """Create the log and record, then start the command in its own process group."""
@@ -98,7 +100,7 @@ class Node:
 
     async def state(self, port: int | None, pgid: int | None) -> HostFacts:
         """Who listens on ``port``, which processes use GPUs, what is left of group ``pgid``."""
-        return await self._run("state", scripts.STATE, [port, pgid])
+        return await self._run("state", scripts.STATE, [port, pgid, *self.nvidia_smi])
 
     async def write(self, path: str, text: str) -> None:
         """Replace the file at ``path`` with ``text`` (written beside it, then renamed)."""

@@ -107,7 +107,8 @@ async def open_launcher(profile: Profile) -> AsyncIterator[Launcher]:
         transports = await _transports(profile, stack)
         labels = [str(t) for t in profile.targets] or [LOCAL_HOST]
         nodes = [
-            Node(label, transport) for label, transport in zip(labels, transports, strict=True)
+            Node(label, transport, profile.nvidia_smi)
+            for label, transport in zip(labels, transports, strict=True)
         ]
         yield Launcher(spec, nodes, read_only=profile.read_only)
 

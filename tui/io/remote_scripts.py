@@ -80,15 +80,16 @@ listeners() {
   fi
 }
 gpus() {
-  if ! command -v nvidia-smi >/dev/null 2>&1; then echo "gpu-source none"; return 0; fi
-  if ! out=$(nvidia-smi --query-gpu=index,uuid --format=csv,noheader 2>&1); then
+  # "$@": the nvidia-smi command, as its argument list.
+  if ! command -v "$1" >/dev/null 2>&1; then echo "gpu-source none"; return 0; fi
+  if ! out=$("$@" --query-gpu=index,uuid --format=csv,noheader 2>&1); then
     echo "gpu-source error"
     printf '%s\n' "$out" | head -n 3 | sed 's/^/gpu-error /'
     return 0
   fi
   echo "gpu-source nvidia-smi"
   printf '%s\n' "$out" | sed 's/^/gpu /'
-  if out=$(nvidia-smi --query-compute-apps=pid,used_memory,gpu_uuid,process_name \
+  if out=$("$@" --query-compute-apps=pid,used_memory,gpu_uuid,process_name \
       --format=csv,noheader,nounits 2>&1); then
     printf '%s\n' "$out" | sed 's/^/app /'
   else
@@ -106,10 +107,11 @@ PREFLIGHT = (
     _FUNCTIONS
     + r"""
 port=$1 state=$2 stem=$3 model=$4 cwd=$5
+shift 5
 printf 'boot %s\n' "$(boot_id)"
 if command -v setsid >/dev/null 2>&1; then echo "setsid yes"; else echo "setsid no"; fi
 if [ -n "$port" ]; then listeners "$port"; fi
-gpus
+gpus "$@"
 probe_run "$state" "" "$stem"
 if [ -n "$model" ]; then
   if ( if [ -n "$cwd" ]; then cd -- "$cwd" 2>/dev/null || exit 1; fi; [ -e "$model" ] ); then
@@ -133,9 +135,10 @@ STATE = (
     _FUNCTIONS
     + r"""
 port=$1 pgid=$2
+shift 2
 printf 'boot %s\n' "$(boot_id)"
 if [ -n "$port" ]; then listeners "$port"; fi
-gpus
+gpus "$@"
 case $pgid in ''|*[!0-9]*) ;; *) members "$pgid" ;; esac
 """
 )
