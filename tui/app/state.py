@@ -60,8 +60,8 @@ class MonitorState:
         self.connection_detail = ""
         self.health = HealthReading()
         self.markers: tuple[str, ...] = ()
-        self.gpus: dict[int, GpuSnapshot] = {}
-        """Each node's latest GPU telemetry (nodes on one host share it)."""
+        self.gpu_hosts: dict[tuple[int, ...], GpuSnapshot] = {}
+        """Each host's latest GPU telemetry, under the nodes that host runs."""
         self.started_at = clock()
         self.received = False
         self._dirty = True
@@ -123,34 +123,33 @@ class MonitorState:
     def set_gpu(self, snapshot: GpuSnapshot, nodes: tuple[int, ...] = (0,)) -> None:
         """Keep the latest GPU telemetry of the host running ``nodes`` (with the reason when
         there is none)."""
-        for node in nodes:
-            self.gpus[node] = snapshot
+        self.gpu_hosts[nodes] = snapshot
         self.touch()
+
+    @property
+    def gpus(self) -> dict[int, GpuSnapshot]:
+        """Each node's latest GPU telemetry: the snapshot of the host it runs on."""
+        return {node: snapshot for nodes, snapshot in self.gpu_hosts.items() for node in nodes}
 
     @property
     def gpu(self) -> GpuSnapshot | None:
         """Every host's latest GPU telemetry as one snapshot; None when none is read."""
-        return merged(self._hosts()) if self.gpus else None
-
-    def _hosts(self) -> list[tuple[int, GpuSnapshot]]:
-        """Each host's snapshot once, under its first node, in node order."""
-        firsts: dict[int, tuple[int, GpuSnapshot]] = {}
-        for node, snapshot in sorted(self.gpus.items()):
-            firsts.setdefault(id(snapshot), (node, snapshot))
-        return list(firsts.values())
+        hosts = [(min(nodes), snapshot) for nodes, snapshot in self.gpu_hosts.items()]
+        return merged(sorted(hosts, key=lambda host: host[0])) if hosts else None
 
     def _placements(self, snapshot: Snapshot) -> tuple[RankGpu, ...]:
         """Each rank's GPU among those of its node's host (one host: every rank is node 0's);
         the ranks of a node whose host has not reported yet have none."""
-        if not self.gpus:
+        gpus = self.gpus
+        if not gpus:
             return ()
         ranks = startup_ranks(snapshot)
         tp_size = 1 + max((rank_numbers(rank.tag).get("TP", 0) for rank in ranks), default=0)
         nnodes = 1 + max((rank.node for rank in ranks), default=0)
         placed: dict[str, RankGpu] = {}
-        for node, gpus in self.gpus.items():
+        for node, host in gpus.items():
             tags = [rank.tag for rank in ranks if rank.node == node]
-            samples = [gpu.sample for gpu in gpus.gpus]
+            samples = [gpu.sample for gpu in host.gpus]
             for found in map_ranks(tags, gpus=samples, tp_size=tp_size, nnodes=nnodes):
                 placed[found.rank] = replace(found, node=node)
         return tuple(placed[rank.tag] for rank in ranks if rank.tag in placed)
