@@ -65,6 +65,7 @@ STAND_IN = b"\0"
 """The key of an odd line's stand-in (no plain line holds a NUL)."""
 _BRACKET = b"]"
 _NUL = b"\0"
+_MARKED = _ACCESS_MARK[:-1] + _NUL
 _ALL_BUT_NUL_AND_NEWLINE = bytes(code for code in range(256) if code not in (0, 10))
 
 Codes = tuple[int, ...]
@@ -337,13 +338,13 @@ def _odd_access(plan: Plan, group: Codes, end: int) -> list[int]:
 
 def _one_mark_each(lines: list[bytes]) -> bool:
     """True when each line holds the access mark exactly once and no server error, decided for
-    all lines at once (a method call per line costs more): with each mark turned into a NUL
-    (which a plain line never holds) and everything but NULs and newlines deleted, what is left
-    must alternate."""
+    all lines at once (a method call per line costs more): with the quote of each mark turned
+    into a NUL (which a plain line never holds; a replacement of the same length is a plain
+    copy) and everything but NULs and newlines deleted, what is left must alternate."""
     if not lines:
         return True
     joined = b"\n".join(lines)
     if _SERVER_ERROR_SEARCH(joined) is not None:
         return False
-    marks = joined.replace(_ACCESS_MARK, _NUL).translate(None, _ALL_BUT_NUL_AND_NEWLINE)
+    marks = joined.replace(_ACCESS_MARK, _MARKED).translate(None, _ALL_BUT_NUL_AND_NEWLINE)
     return marks == b"\0\n" * (len(lines) - 1) + _NUL
