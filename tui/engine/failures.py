@@ -10,7 +10,10 @@ weighed like this:
   the run shows no progress afterwards: a later milestone or the ready line retracts it;
 - after a clean shutdown nothing counts (tracebacks at exit are noise);
 - the kind is the first cause named in the episode (``CUDA out of memory`` makes it ``oom``),
-  else the marker's own kind, else ``traceback_other``.
+  else the marker's own kind, else ``cuda_graph`` when a frame of the traceback was capturing
+  graphs, else ``traceback_other``;
+- the rank is the first rank whose hard marker the episode holds, but a parent's reaction
+  (``main``: ``Received sigquit from a child``) gives way to the child's own line.
 
 The first hard episode wins; memory is bounded (a few excerpt lines per episode).
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tui.engine.grammar.common import is_exception_line
+from tui.engine.grammar.common import capture_frame, is_exception_line
 from tui.engine.grammar.hits import FailureHit
 from tui.engine.snapshot import Failure
 from tui.engine.stages import FailureKind, Stage
@@ -44,6 +47,8 @@ class _Episode:
     ts: float | None = None
     excerpt: list[str] = field(default_factory=list)
     closed: bool = False
+    capturing: bool = False
+    """A frame of the traceback was inside graph capture."""
 
     def add(self, text: str) -> None:
         text = text.strip()
@@ -96,6 +101,8 @@ class FailureTracker:
                 episode.rank = rank
         elif hit.hard and episode.hard_line == 0:
             episode.hard_line = line
+        elif hit.hard and episode.rank in (None, "main") and rank not in (None, "main"):
+            episode.rank, episode.line, episode.stage = rank, line, stage
         episode.last = line
         episode.add(text)
         if is_exception_line(text):
@@ -107,6 +114,8 @@ class FailureTracker:
         episode = self._episode
         if episode is None or self._settled:
             return None
+        if capture_frame(text):
+            episode.capturing = True
         if is_exception_line(text):
             episode.last = line
             episode.add(text)
@@ -145,5 +154,7 @@ class FailureTracker:
         episode = self._episode
         if episode is None or (ready and not episode.hard):
             return None
-        kind = episode.kind or FailureKind.TRACEBACK_OTHER
+        kind = episode.kind or (
+            FailureKind.CUDA_GRAPH if episode.capturing else FailureKind.TRACEBACK_OTHER
+        )
         return Failure(kind, episode.rank, episode.line, "\n".join(episode.excerpt), episode.stage)

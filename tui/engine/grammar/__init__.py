@@ -19,7 +19,9 @@ from tui.engine.grammar.wrappers import unwrap
 
 MAIN = sglang.MAIN
 ENGINES = ("sglang", "vllm")
-_VLLM_PROCS = re.compile(r"APIServer|EngineCore|Worker|VllmWorker|LLMEngine|RayWorker")
+_VLLM_PROCS = re.compile(
+    r"APIServer|ApiServer|EngineCore|DPEngineCore|Worker|VllmWorker|LLMEngine|RayWorker"
+)
 _TRACEBACK = "Traceback (most recent call last)"
 
 
@@ -63,10 +65,10 @@ class LineGrammar:
             return None
         rank = sglang.tag_of(line[match.start("ts") + 19 : match.end("tags")]) or MAIN
         msg = line[match.end() :]
-        hits = sglang.message_hits(msg)
+        hits = self._with_failure(rank, msg, sglang.message_hits(msg))
         if rank != MAIN or hits:
             self._detect("sglang")
-        return Parsed(rank, match["ts"], msg, self._with_failure(rank, msg, hits), "sglang")
+        return Parsed(rank, match["ts"], msg, hits, "sglang")
 
     def _prefixed(self, line: str) -> Parsed:
         prefix = vllm.PREFIX.match(line)
@@ -78,7 +80,9 @@ class LineGrammar:
             sglang_line = self._sglang(rest)
             if sglang_line is not None:
                 return sglang_line
-        rank = vllm.rank_of(prefix["proc"], prefix["pid"])
+        elif rest[:1] == "(" and vllm.PREFIX.match(rest):
+            return self._prefixed(rest)  # a Ray actor around a vLLM process: the inner one
+        rank = vllm.rank_of(prefix)
         if _VLLM_PROCS.match(rank):
             self._detect("vllm")
         elif self.engine != "vllm":
@@ -92,8 +96,11 @@ class LineGrammar:
         return self._vllm(rank, envelope["ts"], rest[envelope.end() :])
 
     def _vllm(self, rank: str, ts: str | None, msg: str) -> Parsed:
-        self._detect("vllm")
         hits = vllm.message_hits(msg)
+        if rank != MAIN or hits:
+            # an unprefixed line that means nothing may come from vLLM's import in another
+            # engine (``Automatically detected platform cuda.`` starts many SGLang logs)
+            self._detect("vllm")
         return Parsed(rank, ts, msg, self._with_failure(rank, msg, hits, False), "vllm")
 
     def _bare(self, line: str) -> list[Parsed]:

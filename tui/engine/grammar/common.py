@@ -174,7 +174,8 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
         (
             r"NCCL error|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|"
             r"[Ww]atchdog caught collective operation timeout|HCCL (?:error|timeout)|"
-            r"DistStoreError|TCPStore\b.*[Tt]imed out",
+            r"DistStoreError|TCPStore\b.*[Tt]imed out|"
+            r"NCCL WARN .*(?:Connect to .* failed|[Ee]rror|[Tt]imed? ?out|[Aa]bort)",
             FailureKind.NCCL,
         ),
         (
@@ -246,6 +247,16 @@ def failure_hit(msg: str) -> FailureHit | None:
     if cause is not None:
         return FailureHit(cause, False, evidence=True)
     return FailureHit(None, False)
+
+
+_CAPTURE_FRAME = re.compile(r'File "[^"]*graph[^"]*", line \d+, in \w*capture')
+"""A traceback frame inside a graph runner's capture (``cuda_graph_runner.py ... in
+capture``): a failure whose exception names no cause failed to capture graphs."""
+
+
+def capture_frame(msg: str) -> bool:
+    """True for a traceback frame inside CUDA (or NPU) graph capture."""
+    return "graph" in msg and _CAPTURE_FRAME.search(msg) is not None
 
 
 def is_exception_line(msg: str) -> bool:

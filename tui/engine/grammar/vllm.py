@@ -25,7 +25,8 @@ from tui.engine.grammar.hits import (
 )
 from tui.engine.stages import Stage
 
-PREFIX = re.compile(r"\((?P<proc>[^()]*?) pid=(?P<pid>\d+)\) ?")
+PREFIX = re.compile(r"\((?P<proc>[^()]*?) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^()\s]+))?\) ?")
+"""A process prefix; Ray adds the node's address (``(RayWorkerWrapper pid=7, ip=10.0.0.2)``)."""
 # ``[file.py:12]`` since 0.6; before that ``file.py:12]`` without the opening bracket.
 ENVELOPE = re.compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
@@ -35,9 +36,18 @@ _VERSION = re.compile(r"vLLM (?:API )?server version (\S+)|[█▄▀].*\bversio
 _ENGINE = re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)]+)\)")
 
 
-def rank_of(proc: str, pid: str) -> str:
-    """The rank tag for a process prefix; Ray actors share a name, so their pid is kept."""
-    return f"{proc} pid={pid}" if proc.startswith("Ray") else proc
+_SHARED_NAMES = re.compile(r"Ray|VllmWorkerProcess$|Worker$")
+"""Process names that several ranks share (Ray actors, V0 workers): their pid tells them
+apart, and on several nodes their address too."""
+
+
+def rank_of(prefix: re.Match[str]) -> str:
+    """The rank tag for a ``PREFIX`` match: the process name, and the pid (and the node's
+    address) when ranks share the name."""
+    proc, pid, ip = prefix["proc"], prefix["pid"], prefix["ip"]
+    if _SHARED_NAMES.match(proc) is None:
+        return str(proc)
+    return f"{proc} pid={pid}" if ip is None else f"{proc} pid={pid} ip={ip}"
 
 
 def _number(text: str, key: str) -> float | None:
