@@ -364,3 +364,61 @@ def test_hostile_numbers_are_dropped_not_raised() -> None:
     load = "[2026-01-01 00:00:00 TP0] Load weight begin. avail mem=1.2.3 GB"
     assert stage_of(load) is Stage.WEIGHT_LOADING
     assert (slot_value(f"{huge}, accept len: 2.5, "), slot_value("2.5, ")) == (None, 2.5)
+
+
+@pytest.mark.parametrize(
+    ("line", "rank"),
+    [
+        ("(RayWorkerWrapper pid=7, ip=10.0.0.2) INFO 06-25 15:28:30 worker_base.py:1] Hello",
+         "RayWorkerWrapper pid=7 ip=10.0.0.2"),
+        ("(RayWorkerProc pid=8) (Worker pid=8) INFO 08-14 11:58:02 [parallel_state.py:1] "
+         "world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://x backend=nccl",
+         "Worker pid=8"),
+        ("(my_task pid=3, ip=10.0.0.9) (EngineCore_DP0 pid=4) INFO 08-14 11:58:02 [core.py:1] x",
+         "EngineCore_DP0"),
+        ("(VllmWorkerProcess pid=456) INFO 08-14 11:58:02 multiproc_worker_utils.py:1] x",
+         "VllmWorkerProcess pid=456"),
+    ],
+)  # fmt: skip
+def test_ray_and_v0_worker_prefixes_name_each_process(line: str, rank: str) -> None:
+    grammar = LineGrammar()
+    assert grammar.parse(line)[-1].rank == rank
+    assert grammar.engine == "vllm"
+
+
+def test_a_nested_prefix_still_reads_the_milestone() -> None:
+    line = (
+        "(RayWorkerProc pid=8) (Worker pid=8) INFO 08-14 11:58:02 [parallel_state.py:1] "
+        "world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://x backend=nccl"
+    )
+    assert stage_of(line) is Stage.DISTRIBUTED_INIT
+
+
+def test_vllm_import_noise_does_not_decide_the_engine() -> None:
+    grammar = LineGrammar()
+    grammar.parse("INFO 03-07 09:19:58 __init__.py:190] Automatically detected platform cuda.")
+    assert grammar.engine == "unknown"
+    grammar.parse("[2025-03-07 09:20:01 TP0] Init torch distributed begin.")
+    assert grammar.engine == "sglang"
+
+
+def test_an_untagged_sglang_failure_decides_the_engine() -> None:
+    grammar = LineGrammar()
+    grammar.parse("[2025-12-14 07:09:52] Scheduler hit an exception: Traceback (most recent call")
+    assert grammar.engine == "sglang"
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("h100-15:139:1092 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to "
+         "10.0.0.82<38455> failed : Software caused connection abort", FailureKind.NCCL),
+        ("node:1:2 [0] misc.cc:1 NCCL WARN Call to ibv_reg_mr timed out", FailureKind.NCCL),
+    ],
+)  # fmt: skip
+def test_nccl_warnings_of_a_broken_link_name_nccl(line: str, kind: FailureKind) -> None:
+    assert failure_hit(line) == FailureHit(kind, False, evidence=True)
+
+
+def test_harmless_nccl_warnings_are_not_failures() -> None:
+    assert failure_hit("node:1:2 [0] NCCL WARN NET/IB : No device found.") is None
