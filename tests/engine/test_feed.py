@@ -11,6 +11,7 @@ from tests.engine.engine_helpers import fixed_clock, run_chunks, run_text, sglan
 from tui.engine.events import EngineDetected, StageEntered, StageProgressed
 from tui.engine.feed import LogEngine
 from tui.engine.sanitize import MAX_LINE_CHARS
+from tui.engine.snapshot import Snapshot
 from tui.engine.stages import FailureKind, Stage
 
 MILESTONES = [
@@ -246,3 +247,58 @@ def test_the_parents_sigquit_gives_the_failure_to_the_child_rank() -> None:
     assert snapshot.failure is not None
     assert (snapshot.failure.rank, snapshot.failure.line) == ("TP3", 3)
     assert snapshot.failure.kind is FailureKind.TRACEBACK_OTHER
+
+
+def rank_stages(snapshot: Snapshot, tag: str) -> list[Stage]:
+    rank = next(rank for rank in snapshot.ranks if rank.tag == tag)
+    return [span.stage for span in rank.history]
+
+
+def test_a_log_that_begins_after_the_begin_lines_still_moves_the_ranks() -> None:
+    text = sglang_lines(
+        "Init torch distributed ends. mem usage=0.62 GB",
+        "Memory pool end. avail mem=9.91 GB",
+        "Capture cuda graph end. Time elapsed: 12.96 s. mem usage=0.72 GB. avail mem=8.28 GB.",
+    )
+    snapshot, _ = run_text(text)
+    assert rank_stages(snapshot, "TP0") == [
+        Stage.PROCESS_START, Stage.DISTRIBUTED_INIT, Stage.KV_CACHE, Stage.CUDA_GRAPH,
+    ]  # fmt: skip
+    assert snapshot.last_stage is Stage.CUDA_GRAPH
+
+
+def test_an_end_line_never_takes_a_rank_back() -> None:
+    text = sglang_lines(
+        "Capture cuda graph begin. This can take up to several minutes. avail mem=9.02 GB",
+        "Init torch distributed ends. mem usage=0.62 GB",
+        "Capture cuda graph end. Time elapsed: 12.96 s. mem usage=0.72 GB. avail mem=8.28 GB.",
+    )
+    snapshot, _ = run_text(text)
+    assert rank_stages(snapshot, "TP0") == [Stage.PROCESS_START, Stage.CUDA_GRAPH]
+
+
+def test_decode_lines_without_the_ready_line_show_the_rank_serving() -> None:
+    text = sglang_lines(
+        "Decode batch. #running-req: 509, #token: 180776, token usage: 0.43, gen throughput "
+        "(token/s): 7897.87, #queue-req: 0, ",
+    )
+    snapshot, _ = run_text(text)
+    assert snapshot.last_stage is Stage.SERVING
+    assert snapshot.outcome.value == "incomplete"  # the ready line itself was not seen
+    assert snapshot.decode.gen_throughput == (7897.87,)
+
+
+def test_a_launch_after_a_failed_one_starts_a_new_run() -> None:
+    text = "\n".join(
+        [
+            "INFO 10-10 10:22:51 api_server.py:526] vLLM API server version 0.6.1",
+            "ERROR 10-10 10:22:58 api_server.py:1] [Errno 98] error while attempting to bind on "
+            "address ('0.0.0.0', 8000): address already in use",
+            "OSError: [Errno 98] Address already in use",
+            "INFO 10-10 10:23:00 api_server.py:526] vLLM API server version 0.6.1",
+            "INFO 10-10 10:23:00 api_server.py:527] args: Namespace(port=8001)",
+        ]
+    )
+    snapshot, _ = run_text(text + "\n")
+    assert snapshot.runs_before == 1
+    assert snapshot.failure is None

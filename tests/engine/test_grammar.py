@@ -422,3 +422,24 @@ def test_nccl_warnings_of_a_broken_link_name_nccl(line: str, kind: FailureKind) 
 
 def test_harmless_nccl_warnings_are_not_failures() -> None:
     assert failure_hit("node:1:2 [0] NCCL WARN NET/IB : No device found.") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "stage"),
+    [
+        ("(APIServer pid=1) INFO 08-01 10:00:00 [api_server.py:676] Supported tasks: "
+         "['generate']", Stage.WARMUP),
+        ("(EngineCore_DP0 pid=2) INFO 08-01 10:00:00 [core.py:1] init engine (profile, create "
+         "kv cache, warmup model) took 25.99 seconds", Stage.WARMUP),
+        ("(EngineCore_DP0 pid=2) INFO 08-01 10:00:00 [gpu_model_runner.py:1] Graph capturing "
+         "finished in 12 secs, took 0.50 GiB", Stage.CUDA_GRAPH),
+        ("INFO 06-01 10:00:00 [config.py:793] This model supports multiple tasks: {'generate', "
+         "'embed'}. Defaulting to 'generate'.", Stage.MODEL_CONFIG),
+        ("[2026-01-01 00:00:00 TP0] Memory pool end. avail mem=9.91 GB", Stage.KV_CACHE),
+        ("[2026-01-01 00:00:00 TP0] Init parallel ends. elapsed=3.21 s", Stage.DISTRIBUTED_INIT),
+        ("[2026-01-01 00:00:00 TP0] Capture target decode CUDA graph end. bs=[1, 2], "
+         "elapsed=21.40 s, mem usage=0.72 GB, avail mem=8.28 GB.", Stage.CUDA_GRAPH),
+    ],
+)  # fmt: skip
+def test_later_wordings_and_end_lines_name_their_stage(line: str, stage: Stage) -> None:
+    assert stage_of(line) is stage

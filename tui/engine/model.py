@@ -151,7 +151,7 @@ class StartupModel:
         """Apply one parsed line; returns the rank the line belongs to, if any."""
         if self.started_at is None:
             self.started_at = now
-        if Marker.RUN_STARTED in parsed.hits and self._substance:
+        if Marker.RUN_STARTED in parsed.hits and (self._substance or self.reported):
             self.new_run(line, "launch marker", parsed.rank)
         when = self.when(parsed, line, now)
         rank = self.rank(parsed.rank, when) if parsed.rank is not None else None
@@ -187,7 +187,9 @@ class StartupModel:
         """The rank that draws untagged progress bars: global rank 0 (TP0), else ``main``."""
         if self._zero is None:
             tagged = [tag for tag in self._order if tag != MAIN and tag != "APIServer"]
-            self._zero = min(tagged, key=_rank_zero_key) if tagged else MAIN
+            if not tagged:  # no rank yet: asked again once one has appeared
+                return self.rank(MAIN, when)
+            self._zero = min(tagged, key=_rank_zero_key)
         return self.rank(self._zero, when)
 
     def absorb(self, last: dict[str, str], counts: dict[str, int], now: float) -> None:
@@ -262,6 +264,9 @@ class StartupModel:
         self.decode_event(at.rank.tag if at.rank else None, hit, at.when)
         if self.ready_line_seen:
             self._serve(at.when)
+        else:  # the ready line is not in this log (it began later): the rank is serving
+            rank = at.rank or self.rank_zero(at.when)
+            self._on_stage(StageHit(Stage.SERVING, "decode"), At(at.parsed, rank, at.when))
 
     def decode_event(self, tag: str | None, hit: DecodeHit, when: LogTime) -> None:
         """At most one decode event per rank and ten log seconds (a busy server logs many)."""

@@ -106,6 +106,13 @@ def _graph_begin(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     return (StageHit(Stage.CUDA_GRAPH, "graph:" + what, True, draft, what), _memory(msg))
 
 
+def _graph_end(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
+    """A capture ended: the rank was capturing even when the log began after the begin line."""
+    what = match[1].lower()
+    return (StageHit(Stage.CUDA_GRAPH, "graph_end:" + what, False, "draft" in what, what),
+            _memory(msg))  # fmt: skip
+
+
 def _kv(_msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     label = (match[1] or "").strip()
     tokens = to_int(match[2]) if match[2] else None
@@ -144,8 +151,9 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"(?:([\w -]+?) )?KV Cache (?:is allocated|VA upper bound)\.(?:.*?#tokens: (\d+))?", _kv),
         (r"The available memory for KV cache is", _stage(Stage.KV_CACHE, "kv_avail", True)),
         (r"Mamba Cache is allocated", _stage(Stage.KV_CACHE, "mamba", True)),
-        (r"Memory pool end|Capture [\w -]+? end\b|Init (?:torch distributed|parallel) ends",
-         lambda msg, _m: (_memory(msg),)),
+        (r"Memory pool end", _stage(Stage.KV_CACHE, "pool_end")),
+        (r"Capture ([\w -]+?) end\b", _graph_end),
+        (r"Init (?:torch distributed|parallel) ends", _stage(Stage.DISTRIBUTED_INIT, "dist_end")),
         (r"Capture ([\w -]+?) begin\b", _graph_begin),
         (r"max_total_num_tokens=(\d+)",
          lambda _msg, m: (MemoryHit(kv_tokens=to_int(m[1])), Marker.SCHEDULER_READY)),
