@@ -292,6 +292,9 @@ def test_wrappers_are_stripped() -> None:
     )
     assert unwrap("[pod/sglang-0/main] [2025-01-01 00:00:00] x")[1] == "[2025-01-01 00:00:00] x"
     assert unwrap("Mar 08 08:22:22 gpu1 python[1234]: hello")[1] == "hello"
+    assert unwrap("авг 18 14:15:04 llm python3[28059]: hello")[1] == "hello"
+    assert unwrap("[2025-08-12T08:42:31Z] (EngineCore_0 pid=1) x")[1] == "(EngineCore_0 pid=1) x"
+    assert unwrap("INFO 08-13 17:18:34 [x.py:1] hi")[0] == ""
     assert unwrap("Loading safetensors checkpoint shards: 1% Completed | 1/2")[0] == ""
 
 
@@ -433,6 +436,7 @@ def test_harmless_nccl_warnings_are_not_failures() -> None:
          "kv cache, warmup model) took 25.99 seconds", Stage.WARMUP),
         ("(EngineCore_DP0 pid=2) INFO 08-01 10:00:00 [gpu_model_runner.py:1] Graph capturing "
          "finished in 12 secs, took 0.50 GiB", Stage.CUDA_GRAPH),
+        ("[2025-02-26 12:01:56 TP3] sglang is using nccl==2.21.5", Stage.DISTRIBUTED_INIT),
         ("INFO 06-01 10:00:00 [config.py:793] This model supports multiple tasks: {'generate', "
          "'embed'}. Defaulting to 'generate'.", Stage.MODEL_CONFIG),
         ("[2026-01-01 00:00:00 TP0] Memory pool end. avail mem=9.91 GB", Stage.KV_CACHE),

@@ -141,6 +141,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"server_args=", _launch),
         (r"Init (?:torch distributed|parallel|nccl) begin",
          _stage(Stage.DISTRIBUTED_INIT, "dist", True)),
+        (r"sglang is using nccl==", _stage(Stage.DISTRIBUTED_INIT, "nccl")),
         (r"Load weight begin", _stage(Stage.WEIGHT_LOADING, "load", True)),
         (r"Load weight end", _load_end),
         (
@@ -168,7 +169,7 @@ _RULES: tuple[_Rule, ...] = tuple(
 
 _RULE_PREFIXES = frozenset(
     ("serv", "Init", "Load", "Mult", "Usin", "Atte", "The ", "Mamb", "Memo", "Capt", "max_",
-     "Deco", "SIGT", "Star", "Dumm")
+     "Deco", "SIGT", "Star", "Dumm", "sgla")
 )  # fmt: skip
 """The first four characters of every message a rule above matches, but for ``KV Cache`` lines
 (a free-form label comes first)."""
