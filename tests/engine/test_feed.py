@@ -302,3 +302,19 @@ def test_a_launch_after_a_failed_one_starts_a_new_run() -> None:
     snapshot, _ = run_text(text + "\n")
     assert snapshot.runs_before == 1
     assert snapshot.failure is None
+
+
+def test_the_rank_whose_line_named_the_cause_keeps_the_failure() -> None:
+    prefix = "ERROR 05-10 16:00:15 [multiproc_executor.py:470]"
+    text = "\n".join(
+        [
+            f"(VllmWorker rank=1 pid=6) {prefix} RuntimeError: CUDA out of memory occurred when "
+            "warming up sampler with 256 dummy requests.",
+            f"(VllmWorker rank=0 pid=5) {prefix} WorkerProc hit an exception.",
+            f"(VllmWorker rank=0 pid=5) {prefix} Traceback (most recent call last):",
+        ]
+    )
+    snapshot, _ = run_text(text + "\n")
+    assert snapshot.failure is not None
+    assert (snapshot.failure.rank, snapshot.failure.line) == ("VllmWorker rank=1", 1)
+    assert snapshot.failure.kind is FailureKind.OOM

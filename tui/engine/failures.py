@@ -97,8 +97,8 @@ class FailureTracker:
             episode.kind = hit.kind
         if hit.hard and not episode.hard:
             episode.hard, episode.hard_line = True, line
-            if rank is not None and (episode.rank is None or rank != "main"):
-                episode.rank = rank
+            if rank is not None and (episode.rank is None or episode.rank == "main" != rank):
+                episode.rank = rank  # the rank of a soft sign before it stays (its cause)
         elif hit.hard and episode.hard_line == 0:
             episode.hard_line = line
         elif hit.hard and episode.rank in (None, "main") and rank not in (None, "main"):
