@@ -83,7 +83,8 @@ def _summary(snapshot: Snapshot) -> list[str]:
     stage = snapshot.last_stage.label if snapshot.last_stage else "none"
     startup = snapshot.startup_seconds
     lines = [
-        f"engine    {engine}, {snapshot.lines} lines, {len(snapshot.ranks)} ranks",
+        f"engine    {engine}, {_count(snapshot.lines, 'line')}, "
+        f"{_count(len(snapshot.ranks), 'rank')}",
         f"outcome   {snapshot.outcome.value.upper()} (furthest stage: {stage})",
     ]
     if startup is not None:
@@ -106,21 +107,26 @@ def _failure_text(failure: Failure | None) -> list[str]:
     return ["", head, *(f"  | {line}" for line in failure.excerpt.splitlines())]
 
 
-def _rank_rows(rank: RankState) -> list[str]:
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _rank_rows(rank: RankState, width: int) -> list[str]:
     rows = []
     for index, span in enumerate(rank.history):
         tag = rank.tag if index == 0 else ""
         label = span.stage.label + (" (draft)" if span.draft else "")
         seconds = "…" if span.seconds is None else f"{span.seconds:.1f}"
-        rows.append(f"{tag:<16} {label:<24} {span.start_text or '-':<23} {seconds:>8}")
+        rows.append(f"{tag:<{width}} {label:<24} {span.start_text or '-':<23} {seconds:>8}")
     return rows
 
 
 def _timeline(snapshot: Snapshot) -> list[str]:
     if not snapshot.ranks:
         return ["", "timeline  no rank printed a recognisable line"]
-    header = f"{'RANK':<16} {'STAGE':<24} {'START (log time)':<23} {'SECONDS':>8}"
-    rows = [row for rank in snapshot.ranks for row in _rank_rows(rank)]
+    width = max(16, *(len(rank.tag) for rank in snapshot.ranks))
+    header = f"{'RANK':<{width}} {'STAGE':<24} {'START (log time)':<23} {'SECONDS':>8}"
+    rows = [row for rank in snapshot.ranks for row in _rank_rows(rank, width)]
     return ["", header, *rows, "(… = the stage the rank was in when the log ended)"]
 
 
