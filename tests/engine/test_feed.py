@@ -318,3 +318,45 @@ def test_the_rank_whose_line_named_the_cause_keeps_the_failure() -> None:
     assert snapshot.failure is not None
     assert (snapshot.failure.rank, snapshot.failure.line) == ("VllmWorker rank=1", 1)
     assert snapshot.failure.kind is FailureKind.OOM
+
+
+def test_a_prefill_batch_is_the_warm_up_before_the_ready_line_and_serving_after_it() -> None:
+    warm_up = sglang_lines(
+        "Capture cuda graph end. Time elapsed: 12.96 s. mem usage=0.72 GB. avail mem=8.28 GB.",
+        "Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00",
+    )
+    snapshot, _ = run_text(warm_up)
+    assert snapshot.last_stage is Stage.WARMUP
+    served = warm_up + sglang_lines("The server is fired up and ready to roll!", rank="")
+    served += sglang_lines("Prefill batch, #new-seq: 1, #new-token: 896, #cached-token: 0")
+    snapshot, _ = run_text(served)
+    assert snapshot.last_stage is Stage.SERVING
+
+
+def test_the_attention_note_before_the_arguments_does_not_start_a_second_run() -> None:
+    text = sglang_lines(
+        "Attention backend not specified. Use flashinfer backend by default.",
+        "server_args=ServerArgs(model_path='/m', tp_size=1)",
+        "Load weight begin. avail mem=70.00 GB",
+        rank="",
+    )
+    snapshot, _ = run_text(text)
+    assert snapshot.runs_before == 0
+
+
+def test_a_traceback_after_vllms_signalled_shutdown_is_noise() -> None:
+    api = "(APIServer pid=5) {level} 08-21 10:24:34 [x.py:1] {msg}"
+    lines = [
+        "(APIServer pid=5) INFO:     Application startup complete.",
+        '(APIServer pid=5) INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        "(EngineCore pid=6) INFO 08-21 10:24:34 [core.py:1214] [shutdown] EngineCore: trigger "
+        "received signal=SIGTERM",
+        api.format(level="INFO", msg="[shutdown] API server: shutdown triggered"),
+        api.format(level="ERROR", msg="AsyncLLM output_handler failed."),
+        api.format(level="ERROR", msg="Traceback (most recent call last):"),
+        api.format(level="ERROR", msg="vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+                   "encountered an issue. See stack trace (above) for the root cause."),
+    ]  # fmt: skip
+    snapshot, _ = run_text("\n".join(lines) + "\n")
+    assert snapshot.failure is None
+    assert (snapshot.outcome.value, snapshot.last_stage) == ("ready", Stage.SERVING)

@@ -158,7 +158,7 @@ class StartupModel:
         failed = False
         for hit in parsed.hits:
             if isinstance(hit, Marker):
-                self._on_marker(hit, when)
+                self._on_marker(hit, when, rank)
             else:
                 failed = failed or isinstance(hit, FailureHit)
                 if rank is None and isinstance(hit, ProgressHit):
@@ -322,7 +322,7 @@ class StartupModel:
     def _on_version(self, hit: VersionHit, at: At) -> None:
         self.version = hit.version
 
-    def _on_marker(self, hit: Marker, when: LogTime) -> None:
+    def _on_marker(self, hit: Marker, when: LogTime, rank: RankBuilder | None) -> None:
         if hit is Marker.READY and not self.ready_line_seen:
             self.ready_line_seen = True
             self.ready_ts = when.ts if when.ts is not None else self.last_ts
@@ -331,6 +331,12 @@ class StartupModel:
             self.failures.progressed()
             self.events.append(ev.ReadyLineSeen(when.line, None, when.ts))
             self._enter_all(Stage.READY, when)
+        elif hit is Marker.BATCH:
+            if self.ready_line_seen:
+                self._serve(when)
+            else:  # the warm-up request
+                warming = rank or self.rank_zero(when)
+                self._on_stage(StageHit(Stage.WARMUP, "batch"), At(_NO_LINE, warming, when))
         elif hit is Marker.NODE_READY and self.node_ready_at is None:
             self.node_ready_ts = when.ts if when.ts is not None else self.last_ts
             self.node_ready_at = when.at

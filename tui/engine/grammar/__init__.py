@@ -65,7 +65,10 @@ class LineGrammar:
             return None
         rank = sglang.tag_of(line[match.start("ts") + 19 : match.end("tags")]) or MAIN
         msg = line[match.end() :]
-        hits = self._with_failure(rank, msg, sglang.message_hits(msg))
+        hits = sglang.message_hits(msg)
+        if rank == MAIN:
+            hits = sglang.main_process_hits(hits)
+        hits = self._with_failure(rank, msg, hits)
         if rank != MAIN or hits:
             self._detect("sglang")
         return Parsed(rank, match["ts"], msg, hits, "sglang")

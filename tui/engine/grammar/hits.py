@@ -120,6 +120,8 @@ class Marker(Enum):
     SCHEDULER_READY = "scheduler_ready"
     NODE_READY = "node_ready"
     """A node other than node 0 has its schedulers ready (it serves a dummy ``/health``)."""
+    BATCH = "batch"
+    """A batch of requests ran: the warm-up before the ready line, serving after it."""
 
 
 Hit = (

@@ -130,6 +130,10 @@ def _launch(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
     return (Marker.RUN_STARTED, StageHit(Stage.ARGS, "args"), sglang_args(msg))
 
 
+_ATTENTION_NOTE = StageHit(Stage.MODEL_CONFIG, "attention")
+_ARGUMENTS = StageHit(Stage.ARGS, "args")
+
+
 def _fixed(*hits: Hit) -> Callable[..., tuple[Hit, ...]]:
     return lambda _msg, _match: hits
 
@@ -147,7 +151,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (
             r"Multimodal attention backend not set|Using \S+ as multimodal attention backend|"
             r"Attention backend not (?:specified|set|explicitly specified)",
-            _fixed(StageHit(Stage.MODEL_CONFIG, "attention")),
+            _fixed(_ATTENTION_NOTE),
         ),
         (r"(?:([\w -]+?) )?KV Cache (?:is allocated|VA upper bound)\.(?:.*?#tokens: (\d+))?", _kv),
         (r"The available memory for KV cache is", _stage(Stage.KV_CACHE, "kv_avail", True)),
@@ -161,6 +165,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"The server is fired up and ready to roll", _fixed(Marker.READY)),
         (r"Dummy health check server started", _fixed(Marker.NODE_READY)),
         (r"Decode batch", lambda msg, _m: (decode_hit(msg),)),
+        (r"Prefill batch", _fixed(Marker.BATCH)),
         (r"SIGTERM received", _fixed(StopHit("SIGTERM received"))),
         (r"Start of pd disaggregation warmup", _fixed(StageHit(Stage.WARMUP, "pd_warmup"))),
     )
@@ -169,7 +174,7 @@ _RULES: tuple[_Rule, ...] = tuple(
 
 _RULE_PREFIXES = frozenset(
     ("serv", "Init", "Load", "Mult", "Usin", "Atte", "The ", "Mamb", "Memo", "Capt", "max_",
-     "Deco", "SIGT", "Star", "Dumm", "sgla")
+     "Deco", "Pref", "SIGT", "Star", "Dumm", "sgla")
 )  # fmt: skip
 """The first four characters of every message a rule above matches, but for ``KV Cache`` lines
 (a free-form label comes first)."""
@@ -187,6 +192,15 @@ def is_boring(line: str, start: int) -> bool:
     if first == "Usin" and "multimodal attention backend" in line:
         return False
     return not maybe_failure(line)
+
+
+def main_process_hits(hits: tuple[Hit, ...]) -> tuple[Hit, ...]:
+    """``hits`` of a line from the main process: there the attention-backend note belongs to
+    resolving the arguments (0.5.10 and later print it before ``server_args=``); only a
+    scheduler rank prints it while it builds the model."""
+    if _ATTENTION_NOTE not in hits:
+        return hits
+    return tuple(_ARGUMENTS if hit == _ATTENTION_NOTE else hit for hit in hits)
 
 
 def message_hits(msg: str) -> tuple[Hit, ...]:

@@ -162,6 +162,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"SpecDecoding metrics: |Speculative metrics: ", lambda msg, _m: (spec_hit(msg),)),
         (r"Shutting down FastAPI HTTP server",
          lambda _msg, _m: (StopHit("Shutting down FastAPI HTTP server"),)),
+        (r"\[shutdown\] ", lambda msg, _m: (StopHit(msg[11:].strip()),)),
     )
 )  # fmt: skip
 
