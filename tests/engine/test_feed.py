@@ -360,3 +360,11 @@ def test_a_traceback_after_vllms_signalled_shutdown_is_noise() -> None:
     snapshot, _ = run_text("\n".join(lines) + "\n")
     assert snapshot.failure is None
     assert (snapshot.outcome.value, snapshot.last_stage) == ("ready", Stage.SERVING)
+
+
+def test_uvicorn_alone_does_not_make_an_unknown_server_ready() -> None:
+    text = "INFO:     Started server process [360]\nINFO:     Application startup complete.\n"
+    snapshot, _ = run_text(text)
+    assert snapshot.outcome.value == "incomplete"
+    snapshot, _ = run_text(text, engine="vllm")
+    assert snapshot.outcome.value == "ready"

@@ -125,9 +125,11 @@ class LineGrammar:
     def _bare_hits(self, line: str) -> tuple[Hit, ...]:
         if line[:5] not in ("INFO:", "WARNI", "ERROR", "DEBUG"):
             return ()
-        if self.engine == "sglang":
-            return sglang.message_hits(line)
-        return vllm.message_hits(line)
+        if self.engine == "vllm":
+            return vllm.message_hits(line)
+        # SGLang's reading, also while no line has named the engine: uvicorn starting up is not
+        # by itself a server that is ready (a router or a proxy in front of one says the same)
+        return sglang.message_hits(line)
 
     def _with_failure(
         self, rank: str | None, msg: str, hits: tuple[Hit, ...], continued: bool = True
