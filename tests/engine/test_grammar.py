@@ -447,3 +447,13 @@ def test_harmless_nccl_warnings_are_not_failures() -> None:
 )  # fmt: skip
 def test_later_wordings_and_end_lines_name_their_stage(line: str, stage: Stage) -> None:
     assert stage_of(line) is stage
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["sglang-1  | " * 3000 + "x", "(task pid=1) " * 3000 + "x", "(RayWorker pid=1) " * 2000,
+     "(Worker_TP0 pid=1) " * 2000 + "INFO 08-01 10:00:00 [x.py:1] y", "(a pid=1) a | " * 2000],
+)  # fmt: skip
+def test_thousands_of_stacked_prefixes_are_read_without_recursion(line: str) -> None:
+    for engine in ("auto", "vllm", "sglang"):
+        assert LineGrammar(engine).parse(line)

@@ -12,8 +12,9 @@ weighed like this:
 - the kind is the first cause named in the episode (``CUDA out of memory`` makes it ``oom``),
   else the marker's own kind, else ``cuda_graph`` when a frame of the traceback was capturing
   graphs, else ``traceback_other``;
-- the rank is the first rank whose hard marker the episode holds, but a parent's reaction
-  (``main``: ``Received sigquit from a child``) gives way to the child's own line.
+- the rank is the one whose line opened the episode (a soft sign naming the cause, or the
+  first hard marker), but a parent's reaction (``main``: ``Received sigquit from a child``)
+  gives way to the first rank's own line.
 
 The first hard episode wins; memory is bounded (a few excerpt lines per episode).
 """

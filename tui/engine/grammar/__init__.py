@@ -23,6 +23,8 @@ _VLLM_PROCS = re.compile(
     r"APIServer|ApiServer|EngineCore|DPEngineCore|Worker|VllmWorker|LLMEngine|RayWorker"
 )
 _TRACEBACK = "Traceback (most recent call last)"
+MAX_LAYERS = 16
+"""Wrappers and actor prefixes read in front of one line (real logs stack two or three)."""
 
 
 class LineGrammar:
@@ -38,20 +40,31 @@ class LineGrammar:
         self._traceback_rank: str | None = None
 
     def parse(self, line: str) -> list[Parsed]:
-        """Every reading of ``line``: usually one, two when a bar and a log line were glued."""
-        if line[:1] == "[":
-            parsed = self._sglang(line)
-            if parsed is not None:
-                return [parsed]
-        elif line[:1] == "(":
-            return [self._prefixed(line)]
-        envelope = vllm.ENVELOPE.match(line)
-        if envelope is not None:
-            return [self._vllm(MAIN, envelope["ts"], line[envelope.end() :])]
-        prefix, rest = unwrap(line)
-        if prefix:
+        """Every reading of ``line``: usually one, two when a bar and a log line were glued.
+
+        Wrappers and other tools' actor prefixes are peeled off in a loop, not by recursion,
+        and at most ``MAX_LAYERS`` of them: a hostile line may stack thousands."""
+        for _ in range(MAX_LAYERS):
+            if line[:1] == "[":
+                parsed = self._sglang(line)
+                if parsed is not None:
+                    return [parsed]
+            elif line[:1] == "(":
+                found = self._prefixed(line)
+                if isinstance(found, Parsed):
+                    return [found]
+                line = found
+                continue
+            envelope = vllm.ENVELOPE.match(line)
+            if envelope is not None:
+                return [self._vllm(MAIN, envelope["ts"], line[envelope.end() :])]
+            prefix, rest = unwrap(line)
+            if not prefix:
+                return self._bare(line)
             self.wrapper = prefix
-            return self.parse(rest) if rest else [Parsed(None, None, rest, ())]
+            if not rest:
+                return [Parsed(None, None, rest, ())]
+            line = rest
         return self._bare(line)
 
     def _detect(self, engine: str) -> None:
@@ -73,23 +86,28 @@ class LineGrammar:
             self._detect("sglang")
         return Parsed(rank, match["ts"], msg, hits, "sglang")
 
-    def _prefixed(self, line: str) -> Parsed:
+    def _prefixed(self, line: str) -> Parsed | str:
+        """A line that starts with ``(``: a vLLM process prefix, a Ray actor around an SGLang
+        line, or another tool's actor name, which is a wrapper (its rest is returned)."""
         prefix = vllm.PREFIX.match(line)
         if prefix is None:
             sglang_line = self._sglang(line)
             return sglang_line or self._bare(line)[0]
         rest = line[prefix.end() :]
+        for _ in range(MAX_LAYERS):  # a Ray actor around a vLLM process: the inner one names it
+            inner = vllm.PREFIX.match(rest) if rest[:1] == "(" else None
+            if inner is None:
+                break
+            prefix, rest = inner, rest[inner.end() :]
         if rest[:1] == "[":
             sglang_line = self._sglang(rest)
             if sglang_line is not None:
                 return sglang_line
-        elif rest[:1] == "(" and vllm.PREFIX.match(rest):
-            return self._prefixed(rest)  # a Ray actor around a vLLM process: the inner one
         rank = vllm.rank_of(prefix)
         if _VLLM_PROCS.match(rank):
             self._detect("vllm")
         elif self.engine != "vllm":
-            return self.parse(rest)[-1]  # another tool's actor name (Ray): a wrapper
+            return rest  # another tool's actor name (Ray): a wrapper
         envelope = vllm.ENVELOPE.match(rest)
         if envelope is None:
             bar = parse_bar(rest)
