@@ -67,7 +67,7 @@ def test_two_demo_runs_benchmark_themselves_and_compare(tmp_path: Path, panes: l
     second = _demo(panes, "second", data_dir, private)
     second.wait_for("Benchmark #1", "· done")
     second.tmux("send-keys", "-t", second.name, "c")
-    compare = second.wait_for("Runs of model", "2 runs")
+    compare = second.wait_for("Runs of model", "2 runs", "TTFT ms @c=4")  # the table drawn too
     for row in ("start-up (s)", "accept length", "tok/s @c=1", "tok/s @c=4", "TTFT ms @c=4"):
         assert row in compare
     assert "base" in compare
