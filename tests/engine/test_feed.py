@@ -368,3 +368,50 @@ def test_uvicorn_alone_does_not_make_an_unknown_server_ready() -> None:
     assert snapshot.outcome.value == "incomplete"
     snapshot, _ = run_text(text, engine="vllm")
     assert snapshot.outcome.value == "ready"
+
+
+def test_idle_vllm_figures_after_the_ready_line_are_not_serving() -> None:
+    stats = (
+        "INFO 03-19 06:36:{s:02d} metrics.py:349] Avg prompt throughput: 0.0 tokens/s, Avg "
+        "generation throughput: {gen} tokens/s, Running: {run} reqs, Swapped: 0 reqs, Pending: 0 "
+        "reqs, GPU KV cache usage: 0.0%, CPU KV cache usage: 0.0%."
+    )
+    lines = [
+        "INFO 03-19 06:36:20 api_server.py:1] vLLM API server version 0.6.3.post1",
+        "INFO:     Application startup complete.",
+        stats.format(s=30, gen="0.0", run=0),
+        stats.format(s=40, gen="0.0", run=0),
+    ]
+    snapshot, _ = run_text("\n".join(lines) + "\n")
+    assert (snapshot.last_stage, snapshot.decode.lines) == (Stage.READY, 2)
+    snapshot, _ = run_text("\n".join([*lines, stats.format(s=50, gen="31.5", run=2)]) + "\n")
+    assert snapshot.last_stage is Stage.SERVING
+
+
+def test_stamps_without_a_year_before_the_first_full_one_take_its_year() -> None:
+    text = (
+        "INFO 03-25 11:06:16 [__init__.py:241] Automatically detected platform cuda.\n"
+        + sglang_lines("server_args=ServerArgs(model_path='/m', tp_size=1)", rank="", second=20)
+        + sglang_lines("The server is fired up and ready to roll!", rank="", second=30)
+    ).replace("2026-01-01 00:00:", "2026-03-25 11:06:")
+    snapshot, _ = run_text(text)
+    assert snapshot.server.engine == "sglang"
+    assert snapshot.ready_ts is not None
+    assert snapshot.first_ts is not None
+    assert snapshot.ready_ts - snapshot.first_ts == 14.0
+    main = next(rank for rank in snapshot.ranks if rank.tag == "main")
+    assert [span.seconds for span in main.history][:2] == [4.0, 10.0]
+
+
+def test_a_log_that_crashed_before_its_own_first_line_names_its_engine_by_the_frames() -> None:
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/usr/lib/python3/site-packages/sglang/launch_server.py", line 7, in <module>',
+            '  File "/usr/lib/python3/site-packages/sglang/srt/server_args.py", line 1, in x',
+            "ValueError: bad argument",
+        ]
+    )
+    snapshot, _ = run_text(text + "\n")
+    assert snapshot.server.engine == "sglang"
+    assert snapshot.failure is not None

@@ -438,7 +438,7 @@ def test_harmless_nccl_warnings_are_not_failures() -> None:
          "finished in 12 secs, took 0.50 GiB", Stage.CUDA_GRAPH),
         ("[2025-02-26 12:01:56 TP3] sglang is using nccl==2.21.5", Stage.DISTRIBUTED_INIT),
         ("INFO 06-01 10:00:00 [config.py:793] This model supports multiple tasks: {'generate', "
-         "'embed'}. Defaulting to 'generate'.", Stage.MODEL_CONFIG),
+         "'embed'}. Defaulting to 'generate'.", Stage.ARGS),
         ("[2026-01-01 00:00:00 TP0] Memory pool end. avail mem=9.91 GB", Stage.KV_CACHE),
         ("[2026-01-01 00:00:00 TP0] Init parallel ends. elapsed=3.21 s", Stage.DISTRIBUTED_INIT),
         ("[2026-01-01 00:00:00 TP0] Capture target decode CUDA graph end. bs=[1, 2], "

@@ -54,6 +54,12 @@ def rank_sort_key(tag: str) -> tuple[int, list[int], str]:
     return (0 if tag == MAIN else 1, [int(n[:18]) for n in _DIGITS.findall(tag)], tag)
 
 
+def _busy(hit: DecodeHit) -> bool:
+    """True when a decode statistics line shows requests at work."""
+    return any(figure is not None and figure > 0
+               for figure in (hit.gen_throughput, hit.running, hit.queued))  # fmt: skip
+
+
 def _rank_zero_key(tag: str) -> tuple[int, list[int], str]:
     return (0 if "TP0" in tag.split() or tag.endswith("TP0") else 1, *rank_sort_key(tag)[1:])
 
@@ -80,6 +86,8 @@ class StartupModel:
         self.decode = DecodeTracker()
         self.last_ts: float | None = None
         self.last_text: str | None = None
+        self._year: str | None = None
+        """The year of the latest full timestamp: vLLM-style ones without a year take it."""
         self._handlers: dict[type, Callable[[Hit, At], None]]
         self._handlers = {
             StageHit: self._on_stage,  # type: ignore[dict-item]
@@ -114,6 +122,7 @@ class StartupModel:
         self.stopped = False
         self.requests = 0
         self.first_ts: float | None = None
+        self._first_text: str | None = None
         self.started_at: float | None = None
         self.reported: Failure | None = None
         self.decode_ts: dict[str, str | None] = {}
@@ -140,12 +149,38 @@ class StartupModel:
         """``when`` for a line whose timestamp is ``text`` (None when it has none)."""
         if text is None:
             return LogTime(line, self.last_ts, self.last_text, now)
-        ts = full_timestamp(text) if text[4:5] == "-" else short_timestamp(text)
+        if text[4:5] == "-":
+            ts = full_timestamp(text)
+            if ts is not None and self._year != text[:4]:
+                self._adopt_year(text[:4])
+        elif self._year is not None:
+            ts = full_timestamp(f"{self._year}-{text}")
+        else:
+            ts = short_timestamp(text)
         if ts is not None:
             self.last_ts, self.last_text = ts, text
             if self.first_ts is None:
-                self.first_ts = ts
+                self.first_ts, self._first_text = ts, text
         return LogTime(line, ts, text, now)
+
+    def _adopt_year(self, year: str) -> None:
+        """A full timestamp arrived: from now on stamps without a year are in ``year``, and the
+        ones read before the first full timestamp (an SGLang log that starts with vLLM's
+        import line) are moved into it, so that no duration spans two calendars."""
+        first = self._year is None
+        self._year = year
+        if not first:
+            return
+
+        def moved(text: str | None, ts: float | None) -> float | None:
+            if text is None or text[4:5] == "-":
+                return ts
+            return full_timestamp(f"{year}-{text}")
+
+        self.first_ts = moved(self._first_text, self.first_ts)
+        self.last_ts = moved(self.last_text, self.last_ts)
+        for builder in self.ranks.values():
+            builder.move_times(moved)
 
     def handle(self, parsed: Parsed, line: int, now: float) -> str | None:
         """Apply one parsed line; returns the rank the line belongs to, if any."""
@@ -262,6 +297,8 @@ class StartupModel:
         else:
             self.decode.add(hit)
         self.decode_event(at.rank.tag if at.rank else None, hit, at.when)
+        if not _busy(hit):  # vLLM V0 prints its figures every ten seconds, idle or not
+            return
         if self.ready_line_seen:
             self._serve(at.when)
         else:  # the ready line is not in this log (it began later): the rank is serving

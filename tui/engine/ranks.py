@@ -14,6 +14,9 @@ something changed since the previous call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from tui.engine.grammar import sglang, vllm
 from tui.engine.grammar.hits import MemoryHit, ProgressHit, StageHit
 from tui.engine.snapshot import Progress, RankState, StageSpan
@@ -130,6 +133,13 @@ class RankBuilder:
         self.last_line = line
         self.lines += count
         self.last_seen_at = at
+        self._cached = None
+
+    def move_times(self, moved: Callable[[str | None, float | None], float | None]) -> None:
+        """Give each span the start time ``moved(start_text, start_ts)``."""
+        self.spans = [
+            replace(span, start_ts=moved(span.start_text, span.start_ts)) for span in self.spans
+        ]
         self._cached = None
 
     def mark_failed(self) -> None:

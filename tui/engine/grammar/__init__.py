@@ -23,6 +23,7 @@ _VLLM_PROCS = re.compile(
     r"APIServer|ApiServer|EngineCore|DPEngineCore|Worker|VllmWorker|LLMEngine|RayWorker"
 )
 _TRACEBACK = "Traceback (most recent call last)"
+_FRAME = re.compile(r'\s*File "[^"]*/(sglang|vllm)/(?:srt/|entrypoints/|engine/|v1/|launch_server)')
 MAX_LAYERS = 16
 """Wrappers and actor prefixes read in front of one line (real logs stack two or three)."""
 
@@ -137,8 +138,17 @@ class LineGrammar:
         rank = self._traceback_rank
         if rank is not None and (not line or is_exception_line(line)):
             self._traceback_rank = None
+        if self.engine == "unknown":
+            self._engine_of_frame(line)
         hits = self._bare_hits(line)
         return [Parsed(rank, None, line, self._with_failure(rank, line, hits))]
+
+    def _engine_of_frame(self, line: str) -> None:
+        """A log that crashed before its first own line: the traceback's frames name the
+        engine (its entry point comes first)."""
+        frame = _FRAME.match(line)
+        if frame is not None:
+            self._detect(frame[1])
 
     def _bare_hits(self, line: str) -> tuple[Hit, ...]:
         if line[:5] not in ("INFO:", "WARNI", "ERROR", "DEBUG"):
