@@ -438,7 +438,7 @@ def test_harmless_nccl_warnings_are_not_failures() -> None:
          "finished in 12 secs, took 0.50 GiB", Stage.CUDA_GRAPH),
         ("[2025-02-26 12:01:56 TP3] sglang is using nccl==2.21.5", Stage.DISTRIBUTED_INIT),
         ("INFO 06-01 10:00:00 [config.py:793] This model supports multiple tasks: {'generate', "
-         "'embed'}. Defaulting to 'generate'.", Stage.ARGS),
+         "'embed'}. Defaulting to 'generate'.", Stage.MODEL_CONFIG),
         ("[2026-01-01 00:00:00 TP0] Memory pool end. avail mem=9.91 GB", Stage.KV_CACHE),
         ("[2026-01-01 00:00:00 TP0] Init parallel ends. elapsed=3.21 s", Stage.DISTRIBUTED_INIT),
         ("[2026-01-01 00:00:00 TP0] Capture target decode CUDA graph end. bs=[1, 2], "
@@ -457,3 +457,14 @@ def test_later_wordings_and_end_lines_name_their_stage(line: str, stage: Stage) 
 def test_thousands_of_stacked_prefixes_are_read_without_recursion(line: str) -> None:
     for engine in ("auto", "vllm", "sglang"):
         assert LineGrammar(engine).parse(line)
+
+
+def test_too_little_free_memory_at_start_up_is_oom() -> None:
+    line = (
+        "ValueError: Free memory on device cuda:0 (54.34/79.18 GiB) on startup is less than "
+        "desired GPU memory utilization (0.92, 72.84 GiB). Decrease GPU memory utilization or "
+        "reduce GPU memory used by other processes."
+    )
+    hit = failure_hit(line)
+    assert hit is not None
+    assert hit.kind is FailureKind.OOM

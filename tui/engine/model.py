@@ -395,10 +395,17 @@ class StartupModel:
     # ------------------------------------------------------------------ views
 
     def last_stage(self) -> Stage | None:
-        """The furthest stage any rank (the server as a whole) reached."""
+        """The furthest stage any rank (the server as a whole) reached.
+
+        vLLM's API server resolves the model's configuration before its workers start, so a
+        worker in distributed init is further along than that configuration."""
         if not self.ranks:
             return None
-        return max((builder.stage for builder in self.ranks.values()), key=lambda s: s.order)
+        stages = {builder.stage for builder in self.ranks.values()}
+        furthest = max(stages, key=lambda stage: stage.order)
+        if furthest is Stage.MODEL_CONFIG and self.engine == "vllm":
+            return Stage.DISTRIBUTED_INIT if Stage.DISTRIBUTED_INIT in stages else furthest
+        return furthest
 
     def server_info(self) -> ServerInfo:
         """What the log says of the server, rebuilt only when the engine, version or arguments

@@ -168,7 +168,8 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"OutOfMemoryError|(?:CUDA|HIP|NPU|XPU|MUSA|GPU|[Dd]evice) out of memory|"
             r"out of memory\. Tried to allocate|Not enough memory\. Please try to increase|"
             r"not enough GPU memory|No available memory for the cache blocks|"
-            r"runs out of memory|(?:Prefill|Decode) out of memory",
+            r"runs out of memory|(?:Prefill|Decode) out of memory|"
+            r"Free memory on device .* is less than desired GPU memory utilization",
             FailureKind.OOM,
         ),
         (

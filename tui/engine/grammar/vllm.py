@@ -133,10 +133,8 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"non-default args: ", lambda msg, _m: (Marker.RUN_STARTED,
                                                  StageHit(Stage.ARGS, "args"), vllm_args(msg))),
         (_ENGINE.pattern, _engine),
-        # the API server resolves the model's configuration with the arguments, before any
-        # worker starts (vLLM builds the model itself while it loads the weights)
         (r"Resolved architecture: |Using max model len |This model supports multiple tasks",
-         _stage(Stage.ARGS, "arch")),
+         _stage(Stage.MODEL_CONFIG, "arch")),
         (r"world_size=\d+ rank=\d+|rank \d+ in world size \d+ is assigned",
          _stage(Stage.DISTRIBUTED_INIT, "dist")),
         (r"Starting to load model", _stage(Stage.WEIGHT_LOADING, "load")),
