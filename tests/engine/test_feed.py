@@ -415,3 +415,24 @@ def test_a_log_that_crashed_before_its_own_first_line_names_its_engine_by_the_fr
     snapshot, _ = run_text(text + "\n")
     assert snapshot.server.engine == "sglang"
     assert snapshot.failure is not None
+
+
+def test_a_vllm_worker_renamed_after_its_rank_is_known_stays_one_rank() -> None:
+    env = "INFO 06-13 20:05:{s:02d} [x.py:1]"
+    lines = [
+        f"(Worker pid=300) {env.format(s=49)} world_size=2 rank=0 local_rank=0 "
+        "distributed_init_method=tcp://127.0.0.1:1 backend=nccl",
+        f"(Worker pid=301) {env.format(s=49)} world_size=2 rank=1 local_rank=1 "
+        "distributed_init_method=tcp://127.0.0.1:1 backend=nccl",
+        f"(Worker pid=300) {env.format(s=53)} vLLM is using nccl==2.28.9",
+        f"(Worker_TP1 pid=301) {env.format(s=55)} Starting to load model /m...",
+        f"(Worker_TP0 pid=300) {env.format(s=55)} Starting to load model /m...",
+    ]
+    for size in (64, 65536):
+        snapshot, _ = run_text("\n".join(lines) + "\n", size=size)
+        assert [rank.tag for rank in snapshot.ranks] == ["Worker_TP0", "Worker_TP1"]
+        worker = snapshot.ranks[0]
+        assert [span.stage for span in worker.history] == [
+            Stage.PROCESS_START, Stage.DISTRIBUTED_INIT, Stage.WEIGHT_LOADING,
+        ]  # fmt: skip
+        assert worker.lines == 3

@@ -30,6 +30,7 @@ from tui.engine.grammar.hits import (
     MemoryHit,
     Parsed,
     ProgressHit,
+    RankRenamed,
     RequestHit,
     SpecHit,
     StageHit,
@@ -100,6 +101,7 @@ class StartupModel:
             ArgsHit: self._on_args,  # type: ignore[dict-item]
             StopHit: self._on_stop,  # type: ignore[dict-item]
             VersionHit: self._on_version,  # type: ignore[dict-item]
+            RankRenamed: self._on_renamed,  # type: ignore[dict-item]
         }
         self._reset_run()
 
@@ -130,6 +132,8 @@ class StartupModel:
         self._substance = False
         self._order: list[str] = []
         self._zero: str | None = None
+        self._renamed: dict[str, str] = {}
+        """Old tag to new of every renamed rank (one per rank at most)."""
         self._snapshot: Snapshot | None = None
 
     def new_run(self, line: int, reason: str, rank: str | None = None) -> None:
@@ -189,6 +193,8 @@ class StartupModel:
         if Marker.RUN_STARTED in parsed.hits and (self._substance or self.reported):
             self.new_run(line, "launch marker", parsed.rank)
         when = self.when(parsed, line, now)
+        if parsed.hits and isinstance(parsed.hits[0], RankRenamed) and parsed.rank is not None:
+            self._rename(parsed.hits[0].old, parsed.rank)
         rank = self.rank(parsed.rank, when) if parsed.rank is not None else None
         failed = False
         for hit in parsed.hits:
@@ -218,6 +224,22 @@ class StartupModel:
                 self._zero = None
         return builder
 
+    def _rename(self, old: str, new: str) -> None:
+        """The rank ``old`` logs as ``new`` from now on (unless ``new`` is already a rank)."""
+        builder = self.ranks.get(old)
+        if builder is None or new in self.ranks:
+            return
+        del self.ranks[old]
+        if len(self._renamed) < len(self.ranks) + 1:
+            self._renamed[old] = new
+        builder.rename(new)
+        self.ranks[new] = builder
+        self._order = sorted(self.ranks, key=rank_sort_key)
+        self._zero = None
+
+    def _on_renamed(self, hit: RankRenamed, at: At) -> None:
+        """Applied before the line's rank was looked up (see ``handle``)."""
+
     def rank_zero(self, when: LogTime) -> RankBuilder:
         """The rank that draws untagged progress bars: global rank 0 (TP0), else ``main``."""
         if self._zero is None:
@@ -229,6 +251,10 @@ class StartupModel:
 
     def absorb(self, last: dict[str, str], counts: dict[str, int], now: float) -> None:
         """Lines the scanner handled in bulk: keep each rank's last line and count."""
+        for old in [tag for tag in last if tag in self._renamed]:
+            new = self._renamed[old]  # the lines before the rename belong to the new name
+            counts[new] = counts.get(new, 0) + counts.pop(old, 0)
+            last.setdefault(new, last.pop(old))
         for tag, line in last.items():
             builder = self.ranks.get(tag) or self.rank(tag, LogTime(0, None, None, now))
             builder.saw(line, counts.get(tag, 0), now)

@@ -142,6 +142,10 @@ class RankBuilder:
         ]
         self._cached = None
 
+    def rename(self, tag: str) -> None:
+        self.tag = tag
+        self._cached = None
+
     def mark_failed(self) -> None:
         self.failed = True
         self._cached = None

@@ -346,7 +346,7 @@ class Scanner:
         for segment in segments:
             prefix = vllm.PREFIX.match(segment)
             if prefix is not None:
-                self._redraw_rank = vllm.rank_of(prefix)
+                self._redraw_rank = self.grammar.rank_of(prefix)
                 segment = segment[prefix.end() :]
             bar = parse_bar(segment)
             if bar is not None:

@@ -14,7 +14,7 @@ import re
 
 from tui.engine.grammar import sglang, vllm
 from tui.engine.grammar.common import bar_hits, failure_hit, is_exception_line, parse_bar
-from tui.engine.grammar.hits import Hit, Parsed, VersionHit
+from tui.engine.grammar.hits import Hit, Parsed, RankRenamed, VersionHit
 from tui.engine.grammar.wrappers import unwrap
 
 MAIN = sglang.MAIN
@@ -24,6 +24,8 @@ _VLLM_PROCS = re.compile(
 )
 _TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r'\s*File "[^"]*/(sglang|vllm)/(?:srt/|entrypoints/|engine/|v1/|launch_server)')
+MAX_SHARED = 512
+"""Processes under a shared name remembered for a rename."""
 MAX_LAYERS = 16
 """Wrappers and actor prefixes read in front of one line (real logs stack two or three)."""
 
@@ -39,6 +41,8 @@ class LineGrammar:
         self.wrapper = ""
         """The last wrapper prefix seen, so that the caller can strip it cheaply."""
         self._traceback_rank: str | None = None
+        self._shared: dict[str, str] = {}
+        """The rank of each pid seen under a shared process name (vLLM's ``Worker``)."""
 
     def parse(self, line: str) -> list[Parsed]:
         """Every reading of ``line``: usually one, two when a bar and a log line were glued.
@@ -109,6 +113,11 @@ class LineGrammar:
             self._detect("vllm")
         elif self.engine != "vllm":
             return rest  # another tool's actor name (Ray): a wrapper
+        parsed = self._process_line(rank, rest)
+        renamed = self._renamed(prefix, rank)
+        return parsed if renamed is None else parsed._replace(hits=(renamed, *parsed.hits))
+
+    def _process_line(self, rank: str, rest: str) -> Parsed:
         envelope = vllm.ENVELOPE.match(rest)
         if envelope is None:
             bar = parse_bar(rest)
@@ -116,6 +125,24 @@ class LineGrammar:
                 return Parsed(rank, None, rest, bar_hits(bar), "vllm")
             return self._vllm(rank, None, rest)
         return self._vllm(rank, envelope["ts"], rest[envelope.end() :])
+
+    def rank_of(self, prefix: re.Match[str]) -> str:
+        """The rank of a ``vllm.PREFIX`` match in front of a redrawn bar (see ``_renamed``)."""
+        rank = vllm.rank_of(prefix)
+        if rank != prefix["proc"]:
+            self._renamed(prefix, rank)
+        return rank
+
+    def _renamed(self, prefix: re.Match[str], rank: str) -> RankRenamed | None:
+        """vLLM starts its workers as ``Worker`` and renames them ``Worker_TP0`` once they
+        know their rank: the first line under the new name says whose rank it was."""
+        pid = prefix["pid"]
+        if rank != prefix["proc"]:  # a shared name: the pid tells the processes apart
+            if pid in self._shared or len(self._shared) < MAX_SHARED:
+                self._shared[pid] = rank
+            return None
+        old = self._shared.pop(pid, None)
+        return None if old is None else RankRenamed(old)
 
     def _vllm(self, rank: str, ts: str | None, msg: str) -> Parsed:
         hits = vllm.message_hits(msg)

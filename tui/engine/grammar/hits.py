@@ -124,6 +124,13 @@ class Marker(Enum):
     """A batch of requests ran: the warm-up before the ready line, serving after it."""
 
 
+class RankRenamed(NamedTuple):
+    """The process that logged under ``old`` (a shared name and its pid, ``Worker pid=300``)
+    logs under its rank's own name from this line on (``Worker_TP0``)."""
+
+    old: str
+
+
 Hit = (
     StageHit
     | ProgressHit
@@ -135,6 +142,7 @@ Hit = (
     | ArgsHit
     | StopHit
     | VersionHit
+    | RankRenamed
     | Marker
 )
 
