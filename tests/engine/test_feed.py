@@ -41,6 +41,15 @@ MILESTONES = [
     "14.37 GiB memory and 13.2 seconds",
     "(APIServer pid=2) INFO:     Application startup complete.",
     "bad utf-8 \xff\xfe and \u00e9",
+    "INFO 03-25 11:06:16 [__init__.py:241] Automatically detected platform cuda.",
+    "(Worker pid=7) INFO 03-08 08:24:40 [parallel_state.py:1] world_size=2 rank=0 local_rank=0 "
+    "distributed_init_method=tcp://x backend=nccl",
+    "(Worker_TP0 pid=7) INFO 03-08 08:24:41 [gpu_model_runner.py:1] Starting to load model /m...",
+    "[2026-01-01 00:00:06 TP1] Capture cuda graph end. Time elapsed: 2.19 s",
+    "[2026-01-01 00:00:06 TP1] Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0",
+    "(APIServer pid=2) INFO 08-21 10:24:34 [launcher.py:100] [shutdown] API server: shutdown "
+    "triggered",
+    "(RayWorkerProc pid=8, ip=10.0.0.2) (Worker pid=8) INFO 08-14 11:58:02 [x.py:1] hello",
 ]
 
 

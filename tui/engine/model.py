@@ -211,7 +211,10 @@ class StartupModel:
         return rank.tag if rank is not None else None
 
     def rank(self, tag: str, when: LogTime) -> RankBuilder:
-        """The builder for ``tag``, created on first sight."""
+        """The builder for ``tag``, created on first sight (a renamed rank's old tag gives
+        the rank under its new one)."""
+        if self._renamed:
+            tag = self._renamed.get(tag, tag)
         builder = self.ranks.get(tag)
         if builder is None:
             if len(self.ranks) >= MAX_RANKS:
