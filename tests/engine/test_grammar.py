@@ -468,3 +468,28 @@ def test_too_little_free_memory_at_start_up_is_oom() -> None:
     hit = failure_hit(line)
     assert hit is not None
     assert hit.kind is FailureKind.OOM
+
+
+FRAGMENTS = [
+    "sglang-1  | ", "2025-11-29T14:35:01.5Z ", "[pod/sglang-0/main] ", "Mar 08 08:22:22 h p[1]: ",
+    "авг 18 14:15:04 h p[2]: ", "[2025-08-12T08:42:31Z] ", "INFO:sglang.srt:",
+    "(RayWorkerWrapper pid=7, ip=10.0.0.2) ", "(Worker pid=3) ", "(Worker_TP0 pid=3) ",
+    "(task pid=1) ", "[2025-11-29 14:35:01 TP3] ", "[2025-11-29 14:35:01.123 DP0 TP3 EP3] ",
+    "[2025-11-29 14:35:01] ", "INFO 08-13 17:18:34 [x.py:1] ", "ERROR 08-13 17:18:34 x.py:1] ",
+    "INFO:     ", "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01]",
+    "Traceback (most recent call last):", '  File "/x/sglang/srt/cuda_graph_runner.py", line 1, '
+    "in capture", "Capture cuda graph end. ", "Decode batch, #running-req: 1, gen throughput "
+    "(token/s): 5.0, ", "Prefill batch, #new-seq: 1", "[shutdown] ", "NCCL WARN Connect to x "
+    "failed", "Free memory on device cuda:0 (1/2 GiB) on startup is less than desired GPU memory "
+    "utilization", "server_args=ServerArgs(tp_size=2)", "The server is fired up and ready to roll!",
+    "]", "(", " pid=", "[", "|", "\t", "TP9] ",
+]  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=8), max_size=12))
+def test_lines_stacked_from_real_fragments_never_raise(lines: list[list[str]]) -> None:
+    for engine in ("auto", "sglang", "vllm"):
+        grammar = LineGrammar(engine)
+        for fragments in lines:
+            assert grammar.parse("".join(fragments))
