@@ -493,3 +493,27 @@ def test_lines_stacked_from_real_fragments_never_raise(lines: list[list[str]]) -
         grammar = LineGrammar(engine)
         for fragments in lines:
             assert grammar.parse("".join(fragments))
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("ValueError: To serve at least one request with the models's max seq len (16384), (3.0 "
+         "GiB KV cache is needed, which is larger than the available KV cache memory (1.87 GiB).",
+         FailureKind.OOM),
+        ("KeyboardInterrupt: terminated", FailureKind.KILLED),
+        ("KeyboardInterrupt: MQLLMEngine terminated", FailureKind.KILLED),
+        ("[2025-05-26 18:58:10,599 E 629624 629624] logging.cc:496: *** SIGTERM received at "
+         "time=1748300290 on cpu 8 ***", FailureKind.KILLED),
+    ],
+)  # fmt: skip
+def test_more_causes_are_named(line: str, kind: FailureKind) -> None:
+    hit = failure_hit(line)
+    assert hit is not None
+    assert hit.kind is kind
+
+
+def test_a_log_collectors_time_column_is_a_wrapper() -> None:
+    line = "2026-04-19 12:58:51.742 | (APIServer pid=1) INFO 04-19 12:58:51 [x.py:1] hello"
+    assert unwrap(line)[1] == "(APIServer pid=1) INFO 04-19 12:58:51 [x.py:1] hello"
+    assert LineGrammar().parse(line)[-1].rank == "APIServer"

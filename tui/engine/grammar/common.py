@@ -169,7 +169,8 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"out of memory\. Tried to allocate|Not enough memory\. Please try to increase|"
             r"not enough GPU memory|No available memory for the cache blocks|"
             r"runs out of memory|(?:Prefill|Decode) out of memory|"
-            r"Free memory on device .* is less than desired GPU memory utilization",
+            r"Free memory on device .* is less than desired GPU memory utilization|"
+            r"larger than the available KV cache memory",
             FailureKind.OOM,
         ),
         (
@@ -203,7 +204,11 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"No available shared memory broadcast",
             FailureKind.HANG,
         ),
-        (r"exited with code (?:-9|137)\b|exit code: -9\b|exit status 137\b", FailureKind.KILLED),
+        (
+            r"exited with code (?:-9|137)\b|exit code: -9\b|exit status 137\b|"
+            r"KeyboardInterrupt: (?:\w+ )?terminated|\*\*\* SIGTERM received at time=",
+            FailureKind.KILLED,
+        ),
     )
 )
 _ANY = re.compile(
@@ -225,7 +230,7 @@ _KEYWORDS = (
     "IGQUIT", "died", "ailed", "crashed", "terminat", "Fatal", "Killed", "in use", "weights",
     "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
     "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
-    "No such file", "stream is capturing",
+    "No such file", "stream is capturing", "SIGTERM received at",
 )  # fmt: skip
 
 
