@@ -437,6 +437,9 @@ def test_a_vllm_worker_renamed_after_its_rank_is_known_stays_one_rank() -> None:
         f"(Worker_TP1 pid=301) {env.format(s=55)} Starting to load model /m...",
         f"(Worker_TP0 pid=300) {env.format(s=55)} Starting to load model /m...",
     ]
+    head = "\n".join(lines[:3]) + "\n"
+    snapshot, _ = run_text(head)  # named by the rank their distributed init states
+    assert [rank.tag for rank in snapshot.ranks] == ["Worker rank=0", "Worker rank=1"]
     for size in (64, 65536):
         snapshot, _ = run_text("\n".join(lines) + "\n", size=size)
         assert [rank.tag for rank in snapshot.ranks] == ["Worker_TP0", "Worker_TP1"]

@@ -122,3 +122,9 @@ def test_the_second_hosts_ranks_take_its_gpus_in_order() -> None:
     assert {m.source for m in mapped} == {MapSource.ORDER}
     alone = map_ranks(second, gpus=GPUS)
     assert [m.gpu for m in alone] == [None] * 8, "without the layout, TP8 wants a ninth GPU"
+
+
+def test_a_vllm_worker_named_by_its_global_rank_has_a_tp_number() -> None:
+    assert rank_numbers("Worker rank=3") == {"TP": 3}
+    assert rank_numbers("VllmWorker rank=12") == {"TP": 12}
+    assert rank_numbers("Worker_TP1 rank=3") == {"TP": 1}

@@ -376,7 +376,7 @@ def test_hostile_numbers_are_dropped_not_raised() -> None:
          "RayWorkerWrapper pid=7 ip=10.0.0.2"),
         ("(RayWorkerProc pid=8) (Worker pid=8) INFO 08-14 11:58:02 [parallel_state.py:1] "
          "world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://x backend=nccl",
-         "Worker pid=8"),
+         "Worker rank=1"),
         ("(my_task pid=3, ip=10.0.0.9) (EngineCore_DP0 pid=4) INFO 08-14 11:58:02 [core.py:1] x",
          "EngineCore_DP0"),
         ("(VllmWorkerProcess pid=456) INFO 08-14 11:58:02 multiproc_worker_utils.py:1] x",

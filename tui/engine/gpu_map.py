@@ -27,6 +27,7 @@ from tui.engine.gpu_model import gpu_of
 from tui.engine.gpu_values import ComputeApp, GpuSample
 
 _PART = re.compile(r"(?<![A-Za-z])(DP|TP|PP|EP)_?(\d{1,4})(?!\d)")
+_GLOBAL_RANK = re.compile(r"\brank=(\d{1,4})(?!\d)")
 
 
 class MapSource(str, Enum):
@@ -73,10 +74,14 @@ class LaunchLayout:
 
 def rank_numbers(tag: str) -> dict[str, int]:
     """``{"DP": 0, "TP": 3}`` from a rank tag or a process title (``DP0 TP3 EP3``,
-    ``Worker_TP3``, ``sglang::scheduler_DP0_TP3``); empty for ``main`` and the like."""
+    ``Worker_TP3``, ``sglang::scheduler_DP0_TP3``, ``Worker rank=3``); empty for ``main`` and
+    the like."""
     numbers: dict[str, int] = {}
     for kind, number in _PART.findall(tag):
         numbers.setdefault(kind, int(number))
+    stated = _GLOBAL_RANK.search(tag)
+    if not numbers and stated is not None:  # vLLM's ``Worker rank=3``: TP alone numbers ranks
+        numbers["TP"] = int(stated[1])
     return numbers
 
 

@@ -24,6 +24,7 @@ _VLLM_PROCS = re.compile(
 )
 _TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r'\s*File "[^"]*/(sglang|vllm)/(?:srt/|entrypoints/|engine/|v1/|launch_server)')
+_GLOBAL_RANK = re.compile(r"world_size=\d+ rank=(\d+)")
 MAX_SHARED = 512
 """Processes under a shared name remembered for a rename."""
 MAX_LAYERS = 16
@@ -108,14 +109,12 @@ class LineGrammar:
             sglang_line = self._sglang(rest)
             if sglang_line is not None:
                 return sglang_line
-        rank = vllm.rank_of(prefix)
+        rank = self.rank_of(prefix)
         if _VLLM_PROCS.match(rank):
             self._detect("vllm")
         elif self.engine != "vllm":
             return rest  # another tool's actor name (Ray): a wrapper
-        parsed = self._process_line(rank, rest)
-        renamed = self._renamed(prefix, rank)
-        return parsed if renamed is None else parsed._replace(hits=(renamed, *parsed.hits))
+        return self._named(prefix, self._process_line(rank, rest))
 
     def _process_line(self, rank: str, rest: str) -> Parsed:
         envelope = vllm.ENVELOPE.match(rest)
@@ -127,22 +126,29 @@ class LineGrammar:
         return self._vllm(rank, envelope["ts"], rest[envelope.end() :])
 
     def rank_of(self, prefix: re.Match[str]) -> str:
-        """The rank of a ``vllm.PREFIX`` match in front of a redrawn bar (see ``_renamed``)."""
+        """The rank of a ``vllm.PREFIX`` match: under a shared process name, the name this
+        pid was given (see ``_named``)."""
         rank = vllm.rank_of(prefix)
-        if rank != prefix["proc"]:
-            self._renamed(prefix, rank)
-        return rank
+        if rank == prefix["proc"]:
+            return rank
+        return self._shared.get(prefix["pid"], rank)
 
-    def _renamed(self, prefix: re.Match[str], rank: str) -> RankRenamed | None:
-        """vLLM starts its workers as ``Worker`` and renames them ``Worker_TP0`` once they
-        know their rank: the first line under the new name says whose rank it was."""
-        pid = prefix["pid"]
-        if rank != prefix["proc"]:  # a shared name: the pid tells the processes apart
-            if pid in self._shared or len(self._shared) < MAX_SHARED:
-                self._shared[pid] = rank
-            return None
-        old = self._shared.pop(pid, None)
-        return None if old is None else RankRenamed(old)
+    def _named(self, prefix: re.Match[str], parsed: Parsed) -> Parsed:
+        """vLLM starts its workers under a shared name (``Worker``) and renames them
+        ``Worker_TP0`` once they know their rank. A shared name's process is named by the
+        global rank its distributed-init line states (``Worker rank=3``), and the first line
+        under its own name says which rank it was before (``RankRenamed``)."""
+        pid, rank = prefix["pid"], parsed.rank or ""
+        if rank == prefix["proc"]:  # its own name
+            old = self._shared.pop(pid, None)
+            return parsed if old is None else parsed._replace(hits=(RankRenamed(old), *parsed.hits))
+        stated = _GLOBAL_RANK.search(parsed.msg)
+        named = f"{prefix['proc']} rank={stated[1]}" if stated else rank
+        if pid in self._shared or len(self._shared) < MAX_SHARED:
+            self._shared[pid] = named
+        if named == rank:
+            return parsed
+        return parsed._replace(rank=named, hits=(RankRenamed(rank), *parsed.hits))
 
     def _vllm(self, rank: str, ts: str | None, msg: str) -> Parsed:
         hits = vllm.message_hits(msg)
