@@ -397,9 +397,9 @@ def test_idle_vllm_figures_after_the_ready_line_are_not_serving() -> None:
     assert snapshot.last_stage is Stage.SERVING
 
 
-def test_stamps_without_a_year_before_the_first_full_one_take_its_year() -> None:
+def test_an_sglang_log_drops_the_clock_of_vllms_import_line() -> None:
     text = (
-        "INFO 03-25 11:06:16 [__init__.py:241] Automatically detected platform cuda.\n"
+        "INFO 03-24 11:06:16 [__init__.py:241] Automatically detected platform cuda.\n"
         + sglang_lines("server_args=ServerArgs(model_path='/m', tp_size=1)", rank="", second=20)
         + sglang_lines("The server is fired up and ready to roll!", rank="", second=30)
     ).replace("2026-01-01 00:00:", "2026-03-25 11:06:")
@@ -407,9 +407,24 @@ def test_stamps_without_a_year_before_the_first_full_one_take_its_year() -> None
     assert snapshot.server.engine == "sglang"
     assert snapshot.ready_ts is not None
     assert snapshot.first_ts is not None
-    assert snapshot.ready_ts - snapshot.first_ts == 14.0
+    assert snapshot.ready_ts - snapshot.first_ts == 10.0  # from server_args, not a day before
     main = next(rank for rank in snapshot.ranks if rank.tag == "main")
-    assert [span.seconds for span in main.history][:2] == [4.0, 10.0]
+    assert [span.start_text for span in main.history][1:] == [
+        "2026-03-25 11:06:20", "2026-03-25 11:06:30",
+    ]  # fmt: skip
+    assert main.history[1].seconds == 10.0
+
+
+def test_stamps_without_a_year_take_the_year_of_the_first_full_one() -> None:
+    lines = [
+        "(APIServer pid=1) INFO 03-25 11:06:16 [x.py:1] non-default args: {'model': '/m'}",
+        "[2026-03-25 11:06:20] [aiter] import [module_aiter_enum] under /x",
+        "(APIServer pid=1) INFO 03-25 11:06:30 [x.py:1] Starting vLLM API server on http://x",
+    ]
+    snapshot, _ = run_text("\n".join(lines) + "\n")
+    assert snapshot.server.engine == "vllm"
+    api = next(rank for rank in snapshot.ranks if rank.tag == "APIServer")
+    assert [span.seconds for span in api.history][1:] == [14.0, None]
 
 
 def test_a_log_that_crashed_before_its_own_first_line_names_its_engine_by_the_frames() -> None:
@@ -448,3 +463,37 @@ def test_a_vllm_worker_renamed_after_its_rank_is_known_stays_one_rank() -> None:
             Stage.PROCESS_START, Stage.DISTRIBUTED_INIT, Stage.WEIGHT_LOADING,
         ]  # fmt: skip
         assert worker.lines == 3
+
+
+def test_an_older_eagle_log_marks_the_second_plain_capture_as_the_draft() -> None:
+    text = sglang_lines(
+        "Attention backend not set. Use flashinfer backend by default.",
+        "Init torch distributed begin.",
+        "Load weight begin. avail mem=70.00 GB",
+        "Capture cuda graph begin. This can take up to several minutes.",
+        "Capture cuda graph end. Time elapsed: 4.00 s",
+        "Init torch distributed begin.",
+        "Load weight begin. avail mem=22.82 GB",
+        "Capture cuda graph begin. This can take up to several minutes.",
+        "Capture cuda graph end. Time elapsed: 4.00 s",
+    )
+    snapshot, _ = run_text(text)
+    spans = [(span.stage, span.draft) for span in snapshot.ranks[0].history]
+    assert spans == [
+        (Stage.PROCESS_START, False), (Stage.ARGS, False), (Stage.DISTRIBUTED_INIT, False),
+        (Stage.WEIGHT_LOADING, False), (Stage.CUDA_GRAPH, False),
+        (Stage.DISTRIBUTED_INIT, True), (Stage.WEIGHT_LOADING, True), (Stage.CUDA_GRAPH, True),
+    ]  # fmt: skip
+
+
+def test_a_soft_watchdog_is_a_sign_that_progress_retracts() -> None:
+    stuck = sglang_lines(
+        "Load weight begin. avail mem=70.00 GB",
+        "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=True)",
+    )
+    snapshot, _ = run_text(stuck + sglang_lines("Load weight end. type=Q, avail mem=9.0 GB"))
+    assert snapshot.failure is None
+    hard = stuck.replace(", self.soft=True", "")
+    snapshot, _ = run_text(hard + sglang_lines("Load weight end. type=Q, avail mem=9.0 GB"))
+    assert snapshot.failure is not None
+    assert snapshot.failure.kind is FailureKind.HANG

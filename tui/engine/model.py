@@ -157,6 +157,8 @@ class StartupModel:
             ts = full_timestamp(text)
             if ts is not None and self._year != text[:4]:
                 self._adopt_year(text[:4])
+        elif self.engine == "sglang":  # vLLM's import in an SGLang process: not the log's clock
+            return LogTime(line, self.last_ts, self.last_text, now)
         elif self._year is not None:
             ts = full_timestamp(f"{self._year}-{text}")
         else:
@@ -169,20 +171,24 @@ class StartupModel:
 
     def _adopt_year(self, year: str) -> None:
         """A full timestamp arrived: from now on stamps without a year are in ``year``, and the
-        ones read before the first full timestamp (an SGLang log that starts with vLLM's
-        import line) are moved into it, so that no duration spans two calendars."""
+        ones read before the first full timestamp are moved into it, so that no duration spans
+        two calendars. In an SGLang log those came from vLLM's import line, whose clock may
+        not even agree on the day: their times are dropped instead."""
         first = self._year is None
         self._year = year
         if not first:
             return
+        foreign = self.engine == "sglang"
 
         def moved(text: str | None, ts: float | None) -> float | None:
             if text is None or text[4:5] == "-":
                 return ts
-            return full_timestamp(f"{year}-{text}")
+            return None if foreign else full_timestamp(f"{year}-{text}")
 
         self.first_ts = moved(self._first_text, self.first_ts)
         self.last_ts = moved(self.last_text, self.last_ts)
+        if self.last_ts is None:
+            self.last_text = None
         for builder in self.ranks.values():
             builder.move_times(moved)
 

@@ -142,7 +142,9 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
     (re.compile(pattern), kind)
     for pattern, kind in (
         (r"scheduler died during initialization \(exit code: -9\)", FailureKind.KILLED),
-        (r"[Ww]atchdog timeout|[Ww]atchdog caught collective operation timeout", None),
+        # a soft watchdog (``self.soft=True``) only dumps the stacks: a sign, not the end
+        (r"[Ww]atchdog timeout(?!.*soft=True)|[Ww]atchdog caught collective operation timeout",
+         None),
         (r"error while attempting to bind on address|[Aa]ddress already in use", None),
         (r"is not available in \d+ seconds|^Port is already in use", FailureKind.PORT_IN_USE),
         (r"^Killed$|\b\d+ Killed +\S", FailureKind.KILLED),

@@ -100,16 +100,23 @@ def _load_end(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
     return (StageHit(Stage.KV_CACHE, "load_end", True, draft), _memory(msg))
 
 
+def _role(what: str) -> bool | None:
+    """Whether a capture names the draft model: said (``draft``, ``target``), or left to
+    repetition (older EAGLE logs print a plain ``Capture cuda graph`` for both)."""
+    if "draft" in what:
+        return True
+    return False if "target" in what else None
+
+
 def _graph_begin(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     what = match[1].lower()
-    draft = "draft" in what
-    return (StageHit(Stage.CUDA_GRAPH, "graph:" + what, True, draft, what), _memory(msg))
+    return (StageHit(Stage.CUDA_GRAPH, "graph:" + what, True, _role(what), what), _memory(msg))
 
 
 def _graph_end(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     """A capture ended: the rank was capturing even when the log began after the begin line."""
     what = match[1].lower()
-    return (StageHit(Stage.CUDA_GRAPH, "graph_end:" + what, False, "draft" in what, what),
+    return (StageHit(Stage.CUDA_GRAPH, "graph_end:" + what, True, _role(what), what),
             _memory(msg))  # fmt: skip
 
 
@@ -149,10 +156,12 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"Load weight begin", _stage(Stage.WEIGHT_LOADING, "load", True)),
         (r"Load weight end", _load_end),
         (
-            r"Multimodal attention backend not set|Using \S+ as multimodal attention backend|"
-            r"Attention backend not (?:specified|set|explicitly specified)",
+            r"Multimodal attention backend not set|Using \S+ as multimodal attention backend",
             _fixed(_ATTENTION_NOTE),
         ),
+        # resolving the arguments: the main process (0.5.10+) or each rank before its
+        # distributed init (0.5.2 and older)
+        (r"Attention backend not (?:specified|set|explicitly specified)", _fixed(_ARGUMENTS)),
         (r"(?:([\w -]+?) )?KV Cache (?:is allocated|VA upper bound)\.(?:.*?#tokens: (\d+))?", _kv),
         (r"The available memory for KV cache is", _stage(Stage.KV_CACHE, "kv_avail", True)),
         (r"Mamba Cache is allocated", _stage(Stage.KV_CACHE, "mamba", True)),
