@@ -11,7 +11,7 @@ from tests.engine.engine_helpers import fixed_clock, run_chunks, run_text, sglan
 from tui.engine.events import EngineDetected, StageEntered, StageProgressed
 from tui.engine.feed import LogEngine
 from tui.engine.sanitize import MAX_LINE_CHARS
-from tui.engine.snapshot import Snapshot
+from tui.engine.snapshot import Failure, Snapshot
 from tui.engine.stages import FailureKind, Stage
 
 MILESTONES = [
@@ -205,57 +205,52 @@ def test_the_fast_path_agrees_with_reading_line_by_line(picks: list[tuple[int, i
     assert fast.snapshot == by_line.snapshot
 
 
-def test_a_traceback_inside_graph_capture_is_a_cuda_graph_failure() -> None:
-    text = "\n".join(
-        [
-            "[2024-10-22 06:31:49 TP0] Capture cuda graph begin. This can take up to several "
-            "minutes.",
-            "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call "
-            "last):",
-            '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 147, in '
-            "__init__",
-            "    self.capture()",
-            '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 190, in '
-            "capture",
-            "    out = self.capture_one_batch_size(bs, forward)",
-            "AssertionError: shape mismatch",
-        ]
-    )
-    snapshot, _ = run_text(text + "\n")
+def failure_of(*lines: str) -> Failure:
+    """The failure a log of ``lines`` ends with (there must be one)."""
+    snapshot, _ = run_text("\n".join(lines) + "\n")
     assert snapshot.failure is not None
-    assert snapshot.failure.kind is FailureKind.CUDA_GRAPH
+    return snapshot.failure
+
+
+def test_a_traceback_inside_graph_capture_is_a_cuda_graph_failure() -> None:
+    failure = failure_of(
+        "[2024-10-22 06:31:49 TP0] Capture cuda graph begin. This can take up to several "
+        "minutes.",
+        "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call "
+        "last):",
+        '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 147, in '
+        "__init__",
+        "    self.capture()",
+        '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 190, in '
+        "capture",
+        "    out = self.capture_one_batch_size(bs, forward)",
+        "AssertionError: shape mismatch",
+    )
+    assert failure.kind is FailureKind.CUDA_GRAPH
 
 
 def test_a_cause_named_by_the_exception_outranks_the_capture_frames() -> None:
-    text = "\n".join(
-        [
-            "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call "
-            "last):",
-            '  File "/sgl/srt/model_executor/cuda_graph_runner.py", line 190, in capture',
-            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
-        ]
+    failure = failure_of(
+        "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call "
+        "last):",
+        '  File "/sgl/srt/model_executor/cuda_graph_runner.py", line 190, in capture',
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
     )
-    snapshot, _ = run_text(text + "\n")
-    assert snapshot.failure is not None
-    assert snapshot.failure.kind is FailureKind.OOM
+    assert failure.kind is FailureKind.OOM
 
 
 def test_the_parents_sigquit_gives_the_failure_to_the_child_rank() -> None:
-    text = "\n".join(
-        [
-            "[2026-03-03 03:53:36 TP3] Load weight begin. avail mem=70.00 GB",
-            "[2026-03-03 03:53:36] Received sigquit from a child process. It usually means the "
-            "child failed.",
-            "[2026-03-03 03:53:36 TP3] Scheduler hit an exception: Traceback (most recent call "
-            "last):",
-            '  File "/sgl/srt/managers/scheduler.py", line 1, in run_scheduler_process',
-            "ValueError: bad weight",
-        ]
+    failure = failure_of(
+        "[2026-03-03 03:53:36 TP3] Load weight begin. avail mem=70.00 GB",
+        "[2026-03-03 03:53:36] Received sigquit from a child process. It usually means the "
+        "child failed.",
+        "[2026-03-03 03:53:36 TP3] Scheduler hit an exception: Traceback (most recent call "
+        "last):",
+        '  File "/sgl/srt/managers/scheduler.py", line 1, in run_scheduler_process',
+        "ValueError: bad weight",
     )
-    snapshot, _ = run_text(text + "\n")
-    assert snapshot.failure is not None
-    assert (snapshot.failure.rank, snapshot.failure.line) == ("TP3", 3)
-    assert snapshot.failure.kind is FailureKind.TRACEBACK_OTHER
+    assert (failure.rank, failure.line) == ("TP3", 3)
+    assert failure.kind is FailureKind.TRACEBACK_OTHER
 
 
 def rank_stages(snapshot: Snapshot, tag: str) -> list[Stage]:
@@ -315,18 +310,14 @@ def test_a_launch_after_a_failed_one_starts_a_new_run() -> None:
 
 def test_the_rank_whose_line_named_the_cause_keeps_the_failure() -> None:
     prefix = "ERROR 05-10 16:00:15 [multiproc_executor.py:470]"
-    text = "\n".join(
-        [
-            f"(VllmWorker rank=1 pid=6) {prefix} RuntimeError: CUDA out of memory occurred when "
-            "warming up sampler with 256 dummy requests.",
-            f"(VllmWorker rank=0 pid=5) {prefix} WorkerProc hit an exception.",
-            f"(VllmWorker rank=0 pid=5) {prefix} Traceback (most recent call last):",
-        ]
+    failure = failure_of(
+        f"(VllmWorker rank=1 pid=6) {prefix} RuntimeError: CUDA out of memory occurred when "
+        "warming up sampler with 256 dummy requests.",
+        f"(VllmWorker rank=0 pid=5) {prefix} WorkerProc hit an exception.",
+        f"(VllmWorker rank=0 pid=5) {prefix} Traceback (most recent call last):",
     )
-    snapshot, _ = run_text(text + "\n")
-    assert snapshot.failure is not None
-    assert (snapshot.failure.rank, snapshot.failure.line) == ("VllmWorker rank=1", 1)
-    assert snapshot.failure.kind is FailureKind.OOM
+    assert (failure.rank, failure.line) == ("VllmWorker rank=1", 1)
+    assert failure.kind is FailureKind.OOM
 
 
 def test_a_prefill_batch_is_the_warm_up_before_the_ready_line_and_serving_after_it() -> None:
