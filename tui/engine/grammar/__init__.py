@@ -50,7 +50,8 @@ class LineGrammar:
 
         Wrappers and other tools' actor prefixes are peeled off in a loop, not by recursion,
         and at most ``MAX_LAYERS`` of them: a hostile line may stack thousands."""
-        for _ in range(MAX_LAYERS):
+        layers = 0
+        while layers < MAX_LAYERS:
             if line[:1] == "[":
                 parsed = self._sglang(line)
                 if parsed is not None:
@@ -59,18 +60,18 @@ class LineGrammar:
                 found = self._prefixed(line)
                 if isinstance(found, Parsed):
                     return [found]
-                line = found
+                line, layers = found, layers + 1
                 continue
             envelope = vllm.ENVELOPE.match(line)
             if envelope is not None:
                 return [self._vllm(MAIN, envelope["ts"], line[envelope.end() :])]
             prefix, rest = unwrap(line)
             if not prefix:
-                return self._bare(line)
+                break
             self.wrapper = prefix
             if not rest:
                 return [Parsed(None, None, rest, ())]
-            line = rest
+            line, layers = rest, layers + 1
         return self._bare(line)
 
     def _detect(self, engine: str) -> None:
@@ -100,30 +101,34 @@ class LineGrammar:
             sglang_line = self._sglang(line)
             return sglang_line or self._bare(line)[0]
         rest = line[prefix.end() :]
-        for _ in range(MAX_LAYERS):  # a Ray actor around a vLLM process: the inner one names it
-            inner = vllm.PREFIX.match(rest) if rest[:1] == "(" else None
-            if inner is None:
-                break
-            prefix, rest = inner, rest[inner.end() :]
+        if rest[:1] == "(":  # a Ray actor around a vLLM process: the inner one names it
+            for _ in range(MAX_LAYERS):
+                inner = vllm.PREFIX.match(rest) if rest[:1] == "(" else None
+                if inner is None:
+                    break
+                prefix, rest = inner, rest[inner.end() :]
         if rest[:1] == "[":
             sglang_line = self._sglang(rest)
             if sglang_line is not None:
                 return sglang_line
-        rank = self.rank_of(prefix)
+        rank = vllm.rank_of(prefix)
+        if self._shared and rank != prefix["proc"]:
+            rank = self._shared.get(prefix["pid"], rank)
         if _VLLM_PROCS.match(rank):
             self._detect("vllm")
         elif self.engine != "vllm":
             return rest  # another tool's actor name (Ray): a wrapper
-        return self._named(prefix, self._process_line(rank, rest))
-
-    def _process_line(self, rank: str, rest: str) -> Parsed:
         envelope = vllm.ENVELOPE.match(rest)
-        if envelope is None:
+        if envelope is not None:
+            parsed = self._vllm(rank, envelope["ts"], rest[envelope.end() :])
+        else:
             bar = parse_bar(rest)
-            if bar is not None:
-                return Parsed(rank, None, rest, bar_hits(bar), "vllm")
-            return self._vllm(rank, None, rest)
-        return self._vllm(rank, envelope["ts"], rest[envelope.end() :])
+            parsed = (
+                self._vllm(rank, None, rest)
+                if bar is None
+                else Parsed(rank, None, rest, bar_hits(bar), "vllm")
+            )
+        return self._named(prefix, parsed)
 
     def rank_of(self, prefix: re.Match[str]) -> str:
         """The rank of a ``vllm.PREFIX`` match: under a shared process name, the name this
@@ -140,6 +145,8 @@ class LineGrammar:
         under its own name says which rank it was before (``RankRenamed``)."""
         pid, rank = prefix["pid"], parsed.rank or ""
         if rank == prefix["proc"]:  # its own name
+            if not self._shared:
+                return parsed
             old = self._shared.pop(pid, None)
             return parsed if old is None else parsed._replace(hits=(RankRenamed(old), *parsed.hits))
         stated = _GLOBAL_RANK.search(parsed.msg)

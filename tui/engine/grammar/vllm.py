@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from tui.engine.grammar.args import vllm_args
 from tui.engine.grammar.common import parse_access, to_float, uvicorn_hits, whole
@@ -41,12 +42,19 @@ _SHARED_NAMES = re.compile(r"Ray|VllmWorkerProcess$|Worker$")
 apart, and on several nodes their address too."""
 
 
+@lru_cache(maxsize=256)
+def shared_name(proc: str) -> bool:
+    """True for a process name several ranks share (its pid tells them apart)."""
+    return _SHARED_NAMES.match(proc) is not None
+
+
 def rank_of(prefix: re.Match[str]) -> str:
     """The rank tag for a ``PREFIX`` match: the process name, and the pid (and the node's
     address) when ranks share the name."""
-    proc, pid, ip = prefix["proc"], prefix["pid"], prefix["ip"]
-    if _SHARED_NAMES.match(proc) is None:
-        return str(proc)
+    proc: str = prefix["proc"]
+    if not shared_name(proc):
+        return proc
+    pid, ip = prefix["pid"], prefix["ip"]
     return f"{proc} pid={pid}" if ip is None else f"{proc} pid={pid} ip={ip}"
 
 
