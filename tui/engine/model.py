@@ -30,7 +30,6 @@ from tui.engine.grammar.hits import (
     MemoryHit,
     Parsed,
     ProgressHit,
-    RankRenamed,
     RequestHit,
     SpecHit,
     StageHit,
@@ -101,7 +100,6 @@ class StartupModel:
             ArgsHit: self._on_args,  # type: ignore[dict-item]
             StopHit: self._on_stop,  # type: ignore[dict-item]
             VersionHit: self._on_version,  # type: ignore[dict-item]
-            RankRenamed: self._on_renamed,  # type: ignore[dict-item]
         }
         self._reset_run()
 
@@ -133,7 +131,7 @@ class StartupModel:
         self._order: list[str] = []
         self._zero: str | None = None
         self._renamed: dict[str, str] = {}
-        """Old tag to new of every renamed rank (one per rank at most)."""
+        """Old tag to new of every renamed rank (as many as ranks at most)."""
         self._snapshot: Snapshot | None = None
 
     def new_run(self, line: int, reason: str, rank: str | None = None) -> None:
@@ -199,8 +197,8 @@ class StartupModel:
         if Marker.RUN_STARTED in parsed.hits and (self._substance or self.reported):
             self.new_run(line, "launch marker", parsed.rank)
         when = self.when(parsed, line, now)
-        if parsed.hits and isinstance(parsed.hits[0], RankRenamed) and parsed.rank is not None:
-            self._rename(parsed.hits[0].old, parsed.rank)
+        if parsed.renamed is not None and parsed.rank is not None:
+            self._rename(parsed.renamed, parsed.rank)
         rank = self.rank(parsed.rank, when) if parsed.rank is not None else None
         failed = False
         for hit in parsed.hits:
@@ -239,15 +237,12 @@ class StartupModel:
         if builder is None or new in self.ranks:
             return
         del self.ranks[old]
-        if len(self._renamed) < len(self.ranks) + 1:
+        if len(self._renamed) < MAX_RANKS:
             self._renamed[old] = new
         builder.rename(new)
         self.ranks[new] = builder
         self._order = sorted(self.ranks, key=rank_sort_key)
         self._zero = None
-
-    def _on_renamed(self, hit: RankRenamed, at: At) -> None:
-        """Applied before the line's rank was looked up (see ``handle``)."""
 
     def rank_zero(self, when: LogTime) -> RankBuilder:
         """The rank that draws untagged progress bars: global rank 0 (TP0), else ``main``."""

@@ -14,7 +14,7 @@ import re
 
 from tui.engine.grammar import sglang, vllm
 from tui.engine.grammar.common import bar_hits, failure_hit, is_exception_line, parse_bar
-from tui.engine.grammar.hits import Hit, Parsed, RankRenamed, VersionHit
+from tui.engine.grammar.hits import Hit, Parsed, VersionHit
 from tui.engine.grammar.wrappers import unwrap
 
 MAIN = sglang.MAIN
@@ -85,10 +85,7 @@ class LineGrammar:
             return None
         rank = sglang.tag_of(line[match.start("ts") + 19 : match.end("tags")]) or MAIN
         msg = line[match.end() :]
-        hits = sglang.message_hits(msg)
-        if rank == MAIN:
-            hits = sglang.main_process_hits(hits)
-        hits = self._with_failure(rank, msg, hits)
+        hits = self._with_failure(rank, msg, sglang.message_hits(msg))
         if rank != MAIN or hits:
             self._detect("sglang")
         return Parsed(rank, match["ts"], msg, hits, "sglang")
@@ -111,9 +108,7 @@ class LineGrammar:
             sglang_line = self._sglang(rest)
             if sglang_line is not None:
                 return sglang_line
-        rank = vllm.rank_of(prefix)
-        if self._shared and rank != prefix["proc"]:
-            rank = self._shared.get(prefix["pid"], rank)
+        rank = self.rank_of(prefix)
         if _VLLM_PROCS.match(rank):
             self._detect("vllm")
         elif self.engine != "vllm":
@@ -131,10 +126,10 @@ class LineGrammar:
         return self._named(prefix, parsed)
 
     def rank_of(self, prefix: re.Match[str]) -> str:
-        """The rank of a ``vllm.PREFIX`` match: under a shared process name, the name this
-        pid was given (see ``_named``)."""
+        """The rank of a ``vllm.PREFIX`` match (in front of a line or a redrawn bar): under a
+        shared process name, the name this pid was given (see ``_named``)."""
         rank = vllm.rank_of(prefix)
-        if rank == prefix["proc"]:
+        if not self._shared or rank == prefix["proc"]:
             return rank
         return self._shared.get(prefix["pid"], rank)
 
@@ -142,20 +137,20 @@ class LineGrammar:
         """vLLM starts its workers under a shared name (``Worker``) and renames them
         ``Worker_TP0`` once they know their rank. A shared name's process is named by the
         global rank its distributed-init line states (``Worker rank=3``), and the first line
-        under its own name says which rank it was before (``RankRenamed``)."""
+        under its own name says which rank it was before (``Parsed.renamed``)."""
         pid, rank = prefix["pid"], parsed.rank or ""
         if rank == prefix["proc"]:  # its own name
             if not self._shared:
                 return parsed
             old = self._shared.pop(pid, None)
-            return parsed if old is None else parsed._replace(hits=(RankRenamed(old), *parsed.hits))
+            return parsed if old is None else parsed._replace(renamed=old)
         stated = _GLOBAL_RANK.search(parsed.msg)
         named = f"{prefix['proc']} rank={stated[1]}" if stated else rank
         if pid in self._shared or len(self._shared) < MAX_SHARED:
             self._shared[pid] = named
         if named == rank:
             return parsed
-        return parsed._replace(rank=named, hits=(RankRenamed(rank), *parsed.hits))
+        return parsed._replace(rank=named, renamed=rank)
 
     def _vllm(self, rank: str, ts: str | None, msg: str) -> Parsed:
         hits = vllm.message_hits(msg)

@@ -124,13 +124,6 @@ class Marker(Enum):
     """A batch of requests ran: the warm-up before the ready line, serving after it."""
 
 
-class RankRenamed(NamedTuple):
-    """The process that logged under ``old`` (a shared name and its pid, ``Worker pid=300``)
-    logs under its rank's own name from this line on (``Worker_TP0``)."""
-
-    old: str
-
-
 Hit = (
     StageHit
     | ProgressHit
@@ -142,7 +135,6 @@ Hit = (
     | ArgsHit
     | StopHit
     | VersionHit
-    | RankRenamed
     | Marker
 )
 
@@ -161,3 +153,6 @@ class Parsed(NamedTuple):
     msg: str
     hits: tuple[Hit, ...]
     semantics: str = ""
+    renamed: str | None = None
+    """The tag this process logged under until this line (vLLM starts its workers as
+    ``Worker`` and renames them ``Worker_TP0``): the rank takes the new name."""

@@ -137,10 +137,6 @@ def _launch(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
     return (Marker.RUN_STARTED, StageHit(Stage.ARGS, "args"), sglang_args(msg))
 
 
-_ATTENTION_NOTE = StageHit(Stage.MODEL_CONFIG, "attention")
-_ARGUMENTS = StageHit(Stage.ARGS, "args")
-
-
 def _fixed(*hits: Hit) -> Callable[..., tuple[Hit, ...]]:
     return lambda _msg, _match: hits
 
@@ -157,11 +153,12 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"Load weight end", _load_end),
         (
             r"Multimodal attention backend not set|Using \S+ as multimodal attention backend",
-            _fixed(_ATTENTION_NOTE),
+            _fixed(StageHit(Stage.MODEL_CONFIG, "attention")),
         ),
         # resolving the arguments: the main process (0.5.10+) or each rank before its
         # distributed init (0.5.2 and older)
-        (r"Attention backend not (?:specified|set|explicitly specified)", _fixed(_ARGUMENTS)),
+        (r"Attention backend not (?:specified|set|explicitly specified)",
+         _fixed(StageHit(Stage.ARGS, "args"))),
         (r"(?:([\w -]+?) )?KV Cache (?:is allocated|VA upper bound)\.(?:.*?#tokens: (\d+))?", _kv),
         (r"The available memory for KV cache is", _stage(Stage.KV_CACHE, "kv_avail", True)),
         (r"Mamba Cache is allocated", _stage(Stage.KV_CACHE, "mamba", True)),
@@ -201,15 +198,6 @@ def is_boring(line: str, start: int) -> bool:
     if first == "Usin" and "multimodal attention backend" in line:
         return False
     return not maybe_failure(line)
-
-
-def main_process_hits(hits: tuple[Hit, ...]) -> tuple[Hit, ...]:
-    """``hits`` of a line from the main process: there the attention-backend note belongs to
-    resolving the arguments (0.5.10 and later print it before ``server_args=``); only a
-    scheduler rank prints it while it builds the model."""
-    if _ATTENTION_NOTE not in hits:
-        return hits
-    return tuple(_ARGUMENTS if hit == _ATTENTION_NOTE else hit for hit in hits)
 
 
 def message_hits(msg: str) -> tuple[Hit, ...]:
