@@ -30,6 +30,7 @@ from pathlib import Path
 
 import asyncssh
 
+from tests.net import free_port
 from tui.io.embedded_server import EmbeddedSshServer
 from tui.io.ssh import SshTarget
 
@@ -54,13 +55,6 @@ the embedded one, to check the fallback on a machine that has sshd)."""
 
 SERVER_ID = "openssh-sshd" if SERVER_KIND == "openssh" else "embedded-asyncssh-server"
 """A parametrize id that says which server was used."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _write_key(path: Path) -> asyncssh.SSHKey:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sshd import TestServer, free_port
+from tests.net import free_port
+from tests.sshd import TestServer
 from tests.tmux import QUIT_SECONDS, Pane, gone, private_pane, processes_mentioning
 from tests.ui.startup_log import up_to
 

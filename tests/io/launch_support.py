@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -30,13 +29,6 @@ class EnvRunner:
         self, argv: Sequence[str], *, stdin: bytes = b"", timeout: float | None = None
     ) -> CommandResult:
         return await self._local.run(["env", *self._env, *argv], stdin=stdin, timeout=timeout)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def live_group_members(pgid: int) -> list[int]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.net import free_port
 from tui.data.prompts import workload_prompts
 from tui.io.bench_client import ROUND_TRIP_ROUNDS, BenchClient, LevelReport, Workload
 
@@ -44,13 +44,6 @@ SIM_FLAGS = (
     "--accept-len", str(ACCEPT), "--speculative-algorithm", "EAGLE3",
     "--speculative-draft-model-path", "lmsys/EAGLE3-draft", "--model-path", "Qwen/Qwen3-8B",
 )  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -71,7 +64,7 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None
 def sim_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("tui.sim.__main__") is None:
         pytest.skip("the simulator (python -m tui.sim) is not available in this checkout")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("sim") / "sim.log"
     command = [sys.executable, "-m", "tui.sim", "--port", str(port), *SIM_FLAGS]
     with log.open("wb") as sink:

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.sshd import free_port
+from tests.net import free_port
 from tui.io.health import (
     HealthChanged,
     HealthOptions,

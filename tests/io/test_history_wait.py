@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.sshd import free_port
+from tests.net import free_port
 from tui.cli import main
 from tui.commands.wait import WaitPlan
 from tui.commands.wait_watch import wait_for_server

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.io.launch_support import free_port, kill_group, live_group_members
+from tests.io.launch_support import kill_group, live_group_members
+from tests.net import free_port
 from tui.cli import main
 from tui.commands.watch import watch_plan
 from tui.config import load_config

@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.io.launch_support import free_port, kill_group, live_group_members, wait_for_state
+from tests.io.launch_support import kill_group, live_group_members, wait_for_state
+from tests.net import free_port
 from tests.sshd import TestServer
 from tui.engine.launch_plan import LaunchSpec
 from tui.engine.launch_preflight import RefusalKind

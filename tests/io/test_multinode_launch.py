@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.io.launch_support import free_port, kill_group, live_group_members
+from tests.io.launch_support import kill_group, live_group_members
 from tests.io.test_multinode_wait import alias_config, named, run_wait
+from tests.net import free_port
 from tests.sshd import TestServer
 from tui.commands.wait import NodeTarget, WaitPlan
 from tui.engine.launch_plan import LaunchSpec

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from tests.sshd import TestServer, free_port
+from tests.net import free_port
+from tests.sshd import TestServer
 from tui.commands.wait import NodeTarget, WaitPlan
 from tui.commands.wait_watch import wait_for_server
 from tui.engine.stall import StallPolicy

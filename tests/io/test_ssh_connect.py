@@ -12,7 +12,8 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from tests.sshd import TestServer, chain_config, free_port, start_server
+from tests.net import free_port
+from tests.sshd import TestServer, chain_config, start_server
 from tui.io.events import FailureKind
 from tui.io.ssh import ConnectError, SshTarget, SshTransport, connect, parse_host_spec
 

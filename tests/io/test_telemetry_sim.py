@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sshd import TestServer, free_port
+from tests.net import free_port
+from tests.sshd import TestServer
 from tui.engine.gpu import parse_compute_apps, parse_query_gpu
 from tui.engine.gpu_model import GpuSnapshot
 from tui.engine.snapshot import RankState

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.sshd import TestServer, free_port
+from tests.net import free_port
+from tests.sshd import TestServer
 from tui.commands.wait import WaitPlan, wait_plan
 from tui.commands.wait_watch import wait_for_server
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from tests.sim.conftest import free_port
+from tests.net import free_port
 from tests.ui.fakes import FakeLink
 from tui.app.app import MonitorApp
 from tui.app.bench_runs import BenchOptions, BenchSetup

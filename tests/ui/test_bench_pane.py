@@ -7,13 +7,11 @@ waits for ``b``), and the requests go through the session's port forward.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -21,7 +19,8 @@ from starlette.routing import Route
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
-from tests.sim.conftest import Sim, free_port
+from tests.net import serving
+from tests.sim.conftest import Sim
 from tests.ui.fakes import FakeLink
 from tui.app.app import MonitorApp
 from tui.app.bench_runs import BenchOptions, BenchSetup
@@ -210,17 +209,8 @@ class HostileServer:
 
 @pytest.fixture
 async def hostile_port() -> AsyncIterator[int]:
-    port = free_port()
-    config = uvicorn.Config(HostileServer().app(), host="127.0.0.1", port=port, log_level="error")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
-    yield port
-    server.should_exit = True
-    await task
+    async with serving(HostileServer().app()) as port:
+        yield port
 
 
 def _ready_app(session: HostSession, port: int, options: BenchOptions) -> MonitorApp:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import Callable
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.net import free_port, serving
 from tui.app.health_source import HealthSource
 from tui.app.messages import HealthChanged
 from tui.app.model import HealthKind, HealthReading
@@ -44,23 +43,6 @@ class FakeServer:
         ])  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def _serve(fake: FakeServer, port: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:
-    config = uvicorn.Config(fake.app(), host="127.0.0.1", port=port, log_level="error")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
-    return server, task
-
-
 async def _wait_for(
     posted: list[HealthChanged], wanted: Callable[[HealthReading], bool]
 ) -> HealthReading:
@@ -72,7 +54,7 @@ async def _wait_for(
 
 
 async def test_refused_then_starting_then_ready_with_one_generation(session: HostSession) -> None:
-    port = _free_port()
+    port = free_port()
     fake = FakeServer()
     posted: list[HealthChanged] = []
 
@@ -83,8 +65,7 @@ async def test_refused_then_starting_then_ready_with_one_generation(session: Hos
     poll = asyncio.create_task(HealthSource(session, port, "sglang", interval=0.02).run(post))
     try:
         await _wait_for(posted, lambda r: r.kind is HealthKind.REFUSED)
-        server, task = await _serve(fake, port)
-        try:
+        async with serving(fake.app(), port):
             starting = await _wait_for(posted, lambda r: r.kind is HealthKind.STARTING)
             assert (starting.status, starting.generation_ok) == (503, None)
             fake.health = 200
@@ -93,9 +74,6 @@ async def test_refused_then_starting_then_ready_with_one_generation(session: Hos
             assert ready.latency_ms is not None
             await asyncio.sleep(0.1)
             assert fake.generations == 1
-        finally:
-            server.should_exit = True
-            await task
     finally:
         poll.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.io.test_multinode_wait import alias_config
-from tests.sshd import TestServer, free_port
+from tests.net import free_port
+from tests.sshd import TestServer
 from tests.tmux import Pane, private_pane
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]

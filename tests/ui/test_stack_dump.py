@@ -20,7 +20,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Log
 
-from tests.io.launch_support import free_port, local_launcher
+from tests.io.launch_support import local_launcher
+from tests.net import free_port
 from tests.sshd import TestServer
 from tests.ui.fakes import FakeLink, ranks, server
 from tui.app.app import MonitorApp

@@ -52,6 +52,7 @@ from tui.data.prompts import PromptFileError
 from tui.engine.snapshot import DecodeSummary, Snapshot
 from tui.engine.stages import Verdict
 from tui.io.bench_client import clean, detect_endpoint
+from tui.io.deadline import within
 from tui.io.session import SessionClosed
 from tui.io.store import StoreError
 from tui.io.transport import TransportError
@@ -212,7 +213,7 @@ class BenchControl:
 
     async def _builtin(self, setup: BenchSetup, snapshot: Snapshot) -> None:
         settings = setup.options.config
-        url = await asyncio.wait_for(setup.session.forward(setup.port), FORWARD_TIMEOUT_SECONDS)
+        url = await within(setup.session.forward(setup.port), FORWARD_TIMEOUT_SECONDS)
         endpoint = settings.endpoint
         if endpoint is None:
             engine = setup.engine if setup.engine != "auto" else snapshot.server.engine

@@ -24,6 +24,7 @@ from tui.app.state import MonitorState
 from tui.engine.launch_record import RunState, RunStatus
 from tui.engine.sanitize import sanitize_line
 from tui.engine.stages import Verdict
+from tui.io.deadline import within
 from tui.io.session import HostSession
 from tui.io.stacks import StackDump, dump_stacks
 from tui.io.transport import TransportError
@@ -120,7 +121,7 @@ class StackControl:
 
     async def _dump(self, session: HostSession, group: int, engine: str, tag: str) -> None:
         try:
-            transport = await asyncio.wait_for(session.transport(), LINK_TIMEOUT_SECONDS)
+            transport = await within(session.transport(), LINK_TIMEOUT_SECONDS)
             dump = await dump_stacks(
                 transport, process_group=group, engine=engine, tag=tag, py_spy=self.py_spy
             )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from tui.commands.wait import EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, WaitPlan
 from tui.commands.wait_watch import Report, Watcher, guarded, session_for, until_decided
 from tui.engine.cluster import AllNodesReady, ClusterEngine, ClusterUpdate, NodeJoined, NodeReady
+from tui.io.deadline import within
 from tui.io.events import Chunk, ConnectionEvent, Marker
 from tui.io.session import HostSession
 from tui.io.ssh import ConnectError
@@ -67,7 +68,7 @@ async def wait_for_cluster(plan: WaitPlan, report: Report) -> int:
     watcher = ClusterWatcher(plan, report)
     sessions = _sessions(plan, watcher.connection)
     try:
-        verdict, code, detail = await asyncio.wait_for(_watch(sessions, watcher), plan.timeout)
+        verdict, code, detail = await within(_watch(sessions, watcher), plan.timeout)
     except asyncio.TimeoutError:
         verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, timeout_detail(watcher)
     finally:
@@ -80,7 +81,7 @@ async def close_all(sessions: list[HostSession]) -> None:
     """Close every host's session; a host that does not answer cannot hold the verdict up."""
     closing = asyncio.gather(*(session.close() for session in set(sessions)))
     try:
-        await asyncio.wait_for(closing, CLOSE_SECONDS)
+        await within(closing, CLOSE_SECONDS)
     except asyncio.TimeoutError:
         return
 

@@ -23,6 +23,7 @@ from tui.engine.feed import LogEngine
 from tui.engine.sanitize import sanitize_text
 from tui.engine.snapshot import Snapshot
 from tui.engine.stall import StallTracker
+from tui.io.deadline import within
 from tui.io.events import Chunk, ConnectionEvent, ConnectionFailed, Marker
 from tui.io.health import HealthChanged, HealthOptions, HealthPoller
 from tui.io.history_store import StartupHistory
@@ -155,7 +156,7 @@ async def wait_for_server(plan: WaitPlan, out: TextIO | None = None) -> int:
     watcher = Watcher(plan, report)
     session.on_event(watcher.connection)
     try:
-        verdict, code, detail = await asyncio.wait_for(_watch(session, watcher), plan.timeout)
+        verdict, code, detail = await within(_watch(session, watcher), plan.timeout)
     except asyncio.TimeoutError:
         verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, _timeout_detail(watcher)
     finally:

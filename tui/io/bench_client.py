@@ -45,6 +45,7 @@ from tui.engine.bench_stream import (
     spec_counters,
 )
 from tui.engine.sanitize import sanitize_text
+from tui.io.deadline import within
 
 WARMUP_OUTPUT_LEN = 32
 NOOP_PATH = "/v1/models"
@@ -135,7 +136,7 @@ class _Gate:
 
     async def passed(self, timeout: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._open.wait(), timeout)
+            await within(self._open.wait(), timeout)
 
 
 class BenchClient:

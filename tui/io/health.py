@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from tui.io.deadline import within
 from tui.io.transport import TransportError
 
 UrlSource = Callable[[], Awaitable[str]]
@@ -138,7 +139,7 @@ class HealthPoller:
     async def poll(self, client: httpx.AsyncClient) -> HealthChanged:
         """One round: the link, ``/health``, and the generation while it has not worked."""
         try:
-            base = await asyncio.wait_for(self._url(), self.options.timeout)
+            base = await within(self._url(), self.options.timeout)
         except (TransportError, OSError, asyncio.TimeoutError) as exc:
             self._generated = None
             return HealthChanged(HealthState.NO_LINK, None, None, str(exc) or type(exc).__name__)

@@ -13,6 +13,7 @@ import os
 import signal
 from collections.abc import Sequence
 
+from tui.io.deadline import within
 from tui.io.transport import (
     CHUNK_SIZE,
     STDERR_LIMIT,
@@ -34,7 +35,7 @@ async def stop_process_group(proc: asyncio.subprocess.Process, grace: float = ST
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
         try:
-            await asyncio.wait_for(proc.wait(), grace)
+            await within(proc.wait(), grace)
         except asyncio.TimeoutError:
             continue
     # Whatever the group leader left behind (a detached child) gets the same treatment.
@@ -117,7 +118,7 @@ class LocalTransport:
         except OSError as exc:
             return CommandResult(127, b"", str(exc).encode())
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+            out, err = await within(proc.communicate(stdin), timeout)
         except asyncio.TimeoutError:
             await stop_process_group(proc)
             raise CommandTimedOut(f"{argv[0]} did not finish within {timeout} s") from None

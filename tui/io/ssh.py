@@ -21,6 +21,7 @@ from pathlib import Path
 
 import asyncssh
 
+from tui.io.deadline import within
 from tui.io.events import FailureKind
 from tui.io.host_keys import (
     DEFAULT_KNOWN_HOSTS,
@@ -218,7 +219,7 @@ async def _connect_one(
     )
     try:
         limit = target.connect_timeout + target.login_timeout
-        return await asyncio.wait_for(connecting, limit), gate
+        return await within(connecting, limit), gate
     except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
         raise _refusal(exc, target, options, gate) from exc
 
@@ -299,7 +300,7 @@ class SshTransport:
             raise LinkLost(str(exc) or type(exc).__name__) from exc
         try:
             _send_input(process, stdin)
-            result = await asyncio.wait_for(process.wait(), timeout)
+            result = await within(process.wait(), timeout)
         except asyncio.TimeoutError:
             process.close()
             raise CommandTimedOut(f"{argv[0]} did not finish within {timeout} s") from None
@@ -331,7 +332,7 @@ class SshTransport:
         self._forwards.clear()
         self._link.close()
         with contextlib.suppress(OSError, asyncssh.Error, asyncio.TimeoutError):
-            await asyncio.wait_for(self._link.wait_closed(), CLOSE_WAIT)
+            await within(self._link.wait_closed(), CLOSE_WAIT)
 
 
 def _bytes(data: object) -> bytes:

@@ -15,6 +15,7 @@ from collections import deque
 
 import asyncssh
 
+from tui.io.deadline import within
 from tui.io.transport import CHUNK_SIZE, STDERR_LIMIT, LinkLost
 
 HIGH_WATER = 4 * 1024 * 1024
@@ -125,7 +126,7 @@ class SshStream:
                 self._chan.terminate()
         self._chan.close()
         with contextlib.suppress(OSError, asyncssh.Error, asyncio.TimeoutError):
-            await asyncio.wait_for(self._chan.wait_closed(), CLOSE_WAIT)
+            await within(self._chan.wait_closed(), CLOSE_WAIT)
         return self._chan.get_exit_status()
 
 

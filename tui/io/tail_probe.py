@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tui.io.deadline import within
 from tui.io.tail_remote import FileReport, ReportError, parse_report, probe_loop_argv
 from tui.io.transport import CommandStream, CommandTimedOut, LinkLost, Transport
 
@@ -31,10 +32,10 @@ class Prober:
             )
         await self._stream.write(f"{head} {window_start} {window}\n".encode())
         try:
-            first = await asyncio.wait_for(self._line(), self._timeout)
+            first = await within(self._line(), self._timeout)
             if first.strip() == b"missing":
                 return None
-            rest = [await asyncio.wait_for(self._line(), self._timeout) for _ in range(2)]
+            rest = [await within(self._line(), self._timeout) for _ in range(2)]
         except asyncio.TimeoutError:
             await self.close()
             why = f"no answer about {self._path} within {self._timeout} s"
