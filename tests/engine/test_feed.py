@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -488,3 +489,34 @@ def test_a_soft_watchdog_is_a_sign_that_progress_retracts() -> None:
     snapshot, _ = run_text(hard + sglang_lines("Load weight end. type=Q, avail mem=9.0 GB"))
     assert snapshot.failure is not None
     assert snapshot.failure.kind is FailureKind.HANG
+
+
+def test_answered_requests_in_a_log_that_began_after_start_up_show_it_serving() -> None:
+    lines = (
+        '[2025-08-02 19:24:20] INFO:     10.0.0.8:48276 - "POST /v1/completions HTTP/1.1" 200 OK',
+        "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
+    )
+    snapshot, _ = run_text("\n".join(lines) + "\n")
+    assert snapshot.last_stage is Stage.SERVING
+    assert failure_of(*lines).kind is FailureKind.HANG
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        '[2025-08-02 19:24:20] INFO:     127.0.0.1:4 - "POST /v1/completions HTTP/1.1" 503 OK',
+        '[2025-08-02 19:24:20] INFO:     127.0.0.1:4 - "GET /health HTTP/1.1" 200 OK',
+    ],
+    ids=["refused-generation", "health-check"],
+)
+def test_a_refused_generation_or_a_health_check_is_not_serving(first: str) -> None:
+    snapshot, _ = run_text(first + "\n")
+    assert snapshot.last_stage is Stage.PROCESS_START
+
+
+def test_the_warm_up_request_of_a_whole_log_is_not_serving() -> None:
+    text = sglang_lines(
+        "Capture cuda graph end. Time elapsed: 12.96 s. mem usage=0.72 GB. avail mem=8.28 GB.",
+    ) + '[2025-08-02 19:24:20] INFO:     127.0.0.1:4 - "POST /generate HTTP/1.1" 200 OK\n'
+    snapshot, _ = run_text(text)
+    assert snapshot.last_stage is Stage.CUDA_GRAPH

@@ -355,8 +355,8 @@ class StartupModel:
     def request_seen(self, tag: str | None, hit: RequestHit, when: LogTime) -> None:
         """Count a request; at most one event per ten log seconds, except for server errors."""
         self.requests += 1
-        if self.ready_line_seen and is_generation(hit):
-            self._serve(when)
+        if is_generation(hit):
+            self._generation_seen(hit, when)
         bucket = when.text[:EVENT_BUCKET] if when.text else None
         if hit.status < 500 and bucket is not None and bucket == self.request_ts:
             return
@@ -364,6 +364,14 @@ class StartupModel:
         self.events.append(
             ev.RequestLogged(when.line, tag, when.ts, hit.method, hit.path, hit.status)
         )
+
+    def _generation_seen(self, hit: RequestHit, when: LogTime) -> None:
+        if self.ready_line_seen:
+            self._serve(when)
+        elif 200 <= hit.status < 300 and self.last_stage() in _NOT_STARTED:
+            # the log began after start-up (no stage line before an answered request): serving
+            rank = self.rank_zero(when)
+            self._on_stage(StageHit(Stage.SERVING, "request"), At(_NO_LINE, rank, when))
 
     def _on_args(self, hit: ArgsHit, at: At) -> None:
         self.args = self.args._replace(
@@ -492,3 +500,5 @@ class StartupModel:
 
 
 _NO_LINE = Parsed(None, None, "", ())
+_NOT_STARTED = (None, Stage.PROCESS_START)
+"""The server's furthest stage when no start-up line was seen (yet)."""
