@@ -233,6 +233,13 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
          FailureKind.WEIGHTS_MISSING, False),
         ("RuntimeError: operation not permitted when stream is capturing",
          FailureKind.CUDA_GRAPH, False),
+        ("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+         "https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/resolve/main/config.json",
+         FailureKind.WEIGHTS_MISSING, False),
+        ("huggingface_hub.errors.GatedRepoError: 403 Client Error.", FailureKind.WEIGHTS_MISSING,
+         False),
+        ("Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it and "
+         "be authenticated to access it. Please log in.", FailureKind.WEIGHTS_MISSING, False),
     ],
 )  # fmt: skip
 def test_failure_signatures(text: str, kind: FailureKind | None, hard: bool) -> None:
@@ -397,12 +404,34 @@ def test_a_nested_prefix_still_reads_the_milestone() -> None:
     assert stage_of(line) is Stage.DISTRIBUTED_INIT
 
 
-def test_vllm_import_noise_does_not_decide_the_engine() -> None:
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO 03-07 09:19:58 __init__.py:190] Automatically detected platform cuda.",
+        "INFO 03-07 09:19:58 weight_utils.py:1] Using model weights format ['*.safetensors']",
+    ],
+)
+def test_vllm_import_noise_does_not_decide_the_engine(line: str) -> None:
     grammar = LineGrammar()
-    grammar.parse("INFO 03-07 09:19:58 __init__.py:190] Automatically detected platform cuda.")
+    grammar.parse(line)
     assert grammar.engine == "unknown"
     grammar.parse("[2025-03-07 09:20:01 TP0] Init torch distributed begin.")
     assert grammar.engine == "sglang"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO 10-12 00:26:58 launcher.py:27] Route: /docs, Methods: HEAD, GET",
+        "INFO 07-01 10:00:00 [api_server.py:1880] Available routes are:",
+        "WARNING 07-01 10:00:00 [serving_chat.py:10] Default sampling parameters changed",
+    ],
+)
+def test_a_line_of_vllm_s_own_server_decides_the_engine(line: str) -> None:
+    grammar = LineGrammar()
+    grammar.parse(line)
+    assert grammar.engine == "vllm"
+    assert grammar.parse("INFO:     Application startup complete.")[0].hits == (Marker.READY,)
 
 
 def test_an_untagged_sglang_failure_decides_the_engine() -> None:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tui.engine.encoding import StreamDecoder
 from tui.engine.events import Event
 from tui.engine.grammar import LineGrammar
 from tui.engine.model import StartupModel
@@ -60,6 +61,7 @@ class LogEngine:
         self._partial = b""
         self._folded: str | None = None
         self._cut = 0
+        self._decoder = StreamDecoder()
 
     @property
     def snapshot(self) -> Snapshot:
@@ -74,6 +76,8 @@ class LogEngine:
         """Read a chunk; complete lines are parsed, the rest waits for the next chunk."""
         now = self._clock()
         kept = self._start_batch()
+        if not self._decoder.passing:
+            data = self._decoder.convert(data)
         end = data.rfind(b"\n")
         if end < 0:
             self._extend_partial(data, now)
@@ -96,6 +100,8 @@ class LogEngine:
         """End of stream: the partial last line is a line, and open failures are final."""
         now = self._clock()
         kept = self._start_batch()
+        if not self._decoder.passing:
+            self._extend_partial(self._decoder.convert(b"", final=True), now)
         if self._partial or self._folded is not None or self._cut:
             self._finish_partial(now)
         self._model.settle()
@@ -105,6 +111,7 @@ class LogEngine:
         """The stream was replaced or truncated: forget the partial line and start a new run."""
         kept = self._start_batch()
         self._partial, self._folded, self._cut = b"", None, 0
+        self._decoder = StreamDecoder()  # a new file may be written otherwise
         self._model.new_run(self._model.lines + 1, reason)
         return self._update(kept)
 

@@ -64,7 +64,10 @@ class LineGrammar:
                 continue
             envelope = vllm.ENVELOPE.match(line)
             if envelope is not None:
-                return [self._vllm(MAIN, envelope["ts"], line[envelope.end() :])]
+                parsed = self._vllm(MAIN, envelope["ts"], line[envelope.end() :])
+                if self.engine == "unknown" and vllm.server_source(envelope[0]):
+                    self._detect("vllm")  # a line of vLLM's own server, even one with no hit
+                return [parsed]
             prefix, rest = unwrap(line)
             if not prefix:
                 break
@@ -156,7 +159,8 @@ class LineGrammar:
         hits = vllm.message_hits(msg)
         if rank != MAIN or hits:
             # an unprefixed line that means nothing may come from vLLM's import in another
-            # engine (``Automatically detected platform cuda.`` starts many SGLang logs)
+            # engine (``Automatically detected platform cuda.`` starts many SGLang logs); the
+            # caller checks its module
             self._detect("vllm")
         return Parsed(rank, ts, msg, self._with_failure(rank, msg, hits, False), "vllm")
 

@@ -193,7 +193,9 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"RepositoryNotFoundError|Repository Not Found|LocalEntryNotFoundError|"
             r"Invalid repository ID or local directory|HFValidationError|"
             r"No such file or directory: \S*(?:config\.json|\.safetensors|\.bin)|"
-            r"Can't load (?:the )?(?:configuration|config|tokenizer) for",
+            r"Can't load (?:the )?(?:configuration|config|tokenizer) for|"
+            r"GatedRepoError|[Aa]ccess to model \S+ is restricted|"
+            r"40[13] Client Error: [\w ]+ for url: https://huggingface\.co/",
             FailureKind.WEIGHTS_MISSING,
         ),
         (
@@ -232,7 +234,7 @@ _KEYWORDS = (
     "IGQUIT", "died", "ailed", "crashed", "terminat", "Fatal", "Killed", "in use", "weights",
     "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
     "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
-    "No such file", "stream is capturing", "SIGTERM received at",
+    "No such file", "stream is capturing", "SIGTERM received at", "restricted",
 )  # fmt: skip
 
 

@@ -33,6 +33,13 @@ ENVELOPE = re.compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
     r"(?:\[[^\]]*\]|[\w.-]+:\d+\]) ?"
 )
+_SERVER_SOURCE = re.compile(
+    r"[\[ ](?:api_server|launcher|serving_\w+|llm_engine|async_llm_engine|async_llm|core|"
+    r"core_client|gpu_model_runner|model_runner|gpu_worker|worker|multiproc_executor|"
+    r"ray_distributed_executor|ray_utils|loggers|metrics)\.py:"
+)
+"""Modules of vLLM's server and engine. Other engines import vLLM, and its import-time lines
+(``__init__.py``'s platform line, ``weight_utils.py``) start many SGLang logs."""
 _VERSION = re.compile(r"vLLM (?:API )?server version (\S+)|[█▄▀].*\bversion (\d\S*)")
 _ENGINE = re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)]+)\)")
 
@@ -56,6 +63,11 @@ def rank_of(prefix: re.Match[str]) -> str:
         return proc
     pid, ip = prefix["pid"], prefix["ip"]
     return f"{proc} pid={pid}" if ip is None else f"{proc} pid={pid} ip={ip}"
+
+
+def server_source(envelope: str) -> bool:
+    """True when a line's envelope names a module of vLLM's server or engine."""
+    return _SERVER_SOURCE.search(envelope) is not None
 
 
 def _number(text: str, key: str) -> float | None:
