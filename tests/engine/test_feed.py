@@ -520,3 +520,21 @@ def test_the_warm_up_request_of_a_whole_log_is_not_serving() -> None:
     ) + '[2025-08-02 19:24:20] INFO:     127.0.0.1:4 - "POST /generate HTTP/1.1" 200 OK\n'
     snapshot, _ = run_text(text)
     assert snapshot.last_stage is Stage.CUDA_GRAPH
+
+
+def test_a_long_traceback_between_the_cause_and_the_end_stays_one_failure() -> None:
+    frames = [
+        f'(APIServer pid=1)   File "/venv/lib/python3.12/site-packages/m{i}.py", line {i}, in f'
+        for i in range(100)
+    ]
+    lines = (
+        "(EngineCore pid=2) INFO 06-22 01:25:40 [backends.py:1] Dynamo bytecode transform time: 8s",
+        "(EngineCore pid=2) Traceback (most recent call last):",
+        '(EngineCore pid=2)   File "/venv/lib/python3.12/site-packages/torch/x.py", line 1, in g',
+        "(EngineCore pid=2) KeyboardInterrupt",
+        "(APIServer pid=1) Traceback (most recent call last):",
+        *frames,
+        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above.",
+    )
+    failure = failure_of(*lines)
+    assert (failure.kind, failure.rank) == (FailureKind.KILLED, "EngineCore")

@@ -238,6 +238,7 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
          FailureKind.WEIGHTS_MISSING, False),
         ("huggingface_hub.errors.GatedRepoError: 403 Client Error.", FailureKind.WEIGHTS_MISSING,
          False),
+        ("KeyboardInterrupt", FailureKind.KILLED, False),
         ("Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it and "
          "be authenticated to access it. Please log in.", FailureKind.WEIGHTS_MISSING, False),
     ],

@@ -115,6 +115,8 @@ class FailureTracker:
         episode = self._episode
         if episode is None or self._settled:
             return None
+        if text[:2] == "  ":  # a frame of its traceback: a long one stays one episode
+            episode.last = line
         if capture_frame(text):
             episode.capturing = True
         if is_exception_line(text):

@@ -210,7 +210,8 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
         ),
         (
             r"exited with code (?:-9|137)\b|exit code: -9\b|exit status 137\b|"
-            r"KeyboardInterrupt: (?:\w+ )?terminated|\*\*\* SIGTERM received at time=",
+            r"KeyboardInterrupt: (?:\w+ )?terminated|^KeyboardInterrupt\s*$|"
+            r"\*\*\* SIGTERM received at time=",
             FailureKind.KILLED,
         ),
     )
@@ -235,6 +236,7 @@ _KEYWORDS = (
     "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
     "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
     "No such file", "stream is capturing", "SIGTERM received at", "restricted",
+    "KeyboardInterrupt",
 )  # fmt: skip
 
 
