@@ -92,7 +92,8 @@ class FailureTracker:
         episode = self._episode
         stale = episode is not None and not episode.hard and line - episode.last > MERGE_WINDOW
         if episode is None or stale:
-            episode = _Episode(line, rank, stage, hit.kind, hit.hard, line, ts=ts)
+            hard_line = line if hit.hard else 0
+            episode = _Episode(line, rank, stage, hit.kind, hit.hard, line, hard_line, ts=ts)
             self._episode = episode
         elif episode.kind is None and hit.kind is not None:
             episode.kind = hit.kind
@@ -100,8 +101,6 @@ class FailureTracker:
             episode.hard, episode.hard_line = True, line
             if rank is not None and (episode.rank is None or episode.rank == "main" != rank):
                 episode.rank = rank  # the rank of a soft sign before it stays (its cause)
-        elif hit.hard and episode.hard_line == 0:
-            episode.hard_line = line
         elif hit.hard and episode.rank in (None, "main") and rank not in (None, "main"):
             episode.rank, episode.line, episode.stage = rank, line, stage
         episode.last = line
