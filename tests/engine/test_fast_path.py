@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from tui.engine.grammar.shapes import (
     valid_stamp,
 )
 from tui.engine.sanitize import cap_line, split_lines, suspect_chars
+from tui.engine.scan import Scanner
 from tui.engine.snapshot import Snapshot
 
 READY = SERVING_START
@@ -115,3 +117,81 @@ def test_finding_suspect_lines_by_character_agrees_with_the_regex(text: str) -> 
 def test_long_lines_are_capped_whatever_the_limit(text: str, limit: int) -> None:
     lines, _ = split_lines(text, limit=limit, suspect=False)
     assert lines == [cap_line(line, limit) for line in text.split("\n")]
+
+
+VLLM_READY = (
+    "(APIServer pid=1) INFO 03-19 06:30:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+    "(APIServer pid=1) INFO 03-19 06:30:01 [utils.py:1] non-default args: {'model': 'm', "
+    "'tensor_parallel_size': 2}\n"
+    "(EngineCore_DP0 pid=2) INFO 03-19 06:30:09 [core.py:1] init engine (profile, create kv "
+    "cache, warmup model) took 20.5 seconds\n"
+    "(APIServer pid=1) INFO:     Application startup complete.\n"
+    '(APIServer pid=1) INFO:     127.0.0.1:40000 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+)
+
+# Lines a serving vLLM server prints, and lines that only look like them.
+VLLM_TRICKY = [
+    '(APIServer pid=1) INFO:     127.0.0.1:4{s:04d} - "POST /v1/completions HTTP/1.1" 200 OK',
+    '(APIServer pid=1) INFO:     10.0.0.{s}:5 - "GET /health HTTP/1.1" 200 OK',
+    '(APIServer pid=1) INFO:     127.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 400 Bad',
+    '(APIServer pid=1) INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 500 Internal',
+    '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /v1/failed/{s} HTTP/1.1" 404 Not Found',
+    '(APIServer pid=1) INFO:     [::1]:5 - "GET /metrics HTTP/1.1" 200 OK',
+    '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK Traceback (most',
+    '(APIServer pid=1) INFO:     127.0.0.1:5 - not an access line',
+    '(APIServer pid=9) INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 200 OK',
+    '(APIServer pid=1, ip=10.0.0.2) INFO:     1.2.3.4:5 - "GET /health HTTP/1.1" 200 OK',
+    'INFO:     127.0.0.1:4{s:04d} - "POST /v1/completions HTTP/1.1" 200 OK',
+    'vllm-1  | INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 200 OK',
+    "(APIServer pid=1) INFO 03-19 06:{s:02d}:10 [loggers.py:1] Engine 000: Avg prompt "
+    "throughput: 10.0 tokens/s, Avg generation throughput: {s}.5 tokens/s, Running: 3 reqs, "
+    "Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
+    "INFO 03-19 06:{s:02d}:20 metrics.py:1] Avg prompt throughput: 0.0 tokens/s, Avg "
+    "generation throughput: {s}.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs",
+    "(Worker pid=7) INFO 03-19 06:{s:02d}:30 [parallel_state.py:1] world_size=2 rank=1 "
+    "local_rank=1 distributed_init_method=tcp://x backend=nccl",
+    '(Worker_TP1 pid=7) INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 200 OK',
+    '(Worker pid=7) INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 200 OK',
+    "Traceback (most recent call last):",
+    '  File "/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line {s}, in run',
+    "RuntimeError: boom {s}",
+    "(EngineCore_DP0 pid=2) ERROR 03-19 06:{s:02d}:40 [core.py:1] EngineCore encountered a "
+    "fatal error.",
+    "(APIServer pid=1) INFO 03-19 06:{s:02d}:50 [launcher.py:1] Shutting down FastAPI HTTP "
+    "server.",
+    "(APIServer pid=1) INFO 03-19 06:{s:02d}:55 [api_server.py:1] vLLM API server version 0.11.0",
+    "(APIServer pid=1) INFO:     Application startup complete.",
+]
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(VLLM_TRICKY) - 1), st.integers(0, 59)), max_size=60))
+def test_the_vllm_fast_path_agrees_with_the_full_grammar(picks: list[tuple[int, int]]) -> None:
+    body = "".join(VLLM_TRICKY[index].format(s=second) + "\n" for index, second in picks)
+    data = (VLLM_READY + body).encode()
+    fast_events, fast_snapshot = _read(data, keep_lines=False)
+    slow_events, slow_snapshot = _read(data, keep_lines=True)
+    assert fast_events == slow_events
+    assert fast_snapshot == slow_snapshot
+
+
+def test_a_busy_vllm_log_reads_its_access_lines_without_the_grammar(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read_slowly: list[str] = []
+    full_path = Scanner.line
+
+    def counted(
+        self: Scanner, line: str, number: int, now: float, redrawn: bool = False
+    ) -> str | None:
+        read_slowly.append(line)
+        return full_path(self, line, number, now, redrawn)
+
+    monkeypatch.setattr(Scanner, "line", counted)
+    access = '(APIServer pid=1) INFO:     127.0.0.1:{port} - "POST /v1/completions HTTP/1.1" 200 OK'
+    engine = LogEngine(clock=fixed_clock)
+    engine.feed(VLLM_READY.encode())
+    read_slowly.clear()
+    engine.feed("".join(access.format(port=port) + "\n" for port in range(500)).encode())
+    assert read_slowly == []
+    assert engine.snapshot.requests == 501

@@ -218,7 +218,7 @@ class StartupModel:
         """The builder for ``tag``, created on first sight (a renamed rank's old tag gives
         the rank under its new one)."""
         if self._renamed:
-            tag = self._renamed.get(tag, tag)
+            tag = self.current_tag(tag)
         builder = self.ranks.get(tag)
         if builder is None:
             if len(self.ranks) >= MAX_RANKS:
@@ -231,10 +231,21 @@ class StartupModel:
                 self._zero = None
         return builder
 
+    def current_tag(self, tag: str) -> str:
+        """The name the rank once called ``tag`` goes by now (a worker may be renamed twice:
+        ``Worker pid=7``, then ``Worker rank=1``, then ``Worker_TP1``)."""
+        for _ in range(len(self._renamed)):
+            new = self._renamed.get(tag)
+            if new is None:
+                break
+            tag = new
+        return tag
+
     def _rename(self, old: str, new: str) -> None:
-        """The rank ``old`` logs as ``new`` from now on (unless ``new`` is already a rank)."""
+        """The rank ``old`` logs as ``new`` from now on (unless ``new`` is a rank, or a name
+        a rank gave up: the lines under it belong to that rank)."""
         builder = self.ranks.get(old)
-        if builder is None or new in self.ranks:
+        if builder is None or new in self.ranks or new in self._renamed:
             return
         del self.ranks[old]
         if len(self._renamed) < MAX_RANKS:
@@ -254,15 +265,29 @@ class StartupModel:
         return self.rank(self._zero, when)
 
     def absorb(self, last: dict[str, str], counts: dict[str, int], now: float) -> None:
-        """Lines the scanner handled in bulk: keep each rank's last line and count."""
-        for old in [tag for tag in last if tag in self._renamed]:
-            new = self._renamed[old]  # the lines before the rename belong to the new name
-            counts[new] = counts.get(new, 0) + counts.pop(old, 0)
-            last.setdefault(new, last.pop(old))
+        """Lines the scanner handled in bulk: keep each rank's last line and count. ``last``
+        comes in the order of those lines (the rank of the latest line last)."""
+        if self._renamed:  # lines under a name given up since belong to the rank's new name
+            last, counts = self._current_names(last, counts)
         for tag, line in last.items():
             builder = self.ranks.get(tag) or self.rank(tag, LogTime(0, None, None, now))
             builder.saw(line, counts.get(tag, 0), now)
         self._snapshot = None
+
+    def _current_names(
+        self, last: dict[str, str], counts: dict[str, int]
+    ) -> tuple[dict[str, str], dict[str, int]]:
+        """``absorb``'s figures under the names the ranks go by now; the latest line wins."""
+        named_counts: dict[str, int] = {}
+        for tag, count in counts.items():
+            name = self.current_tag(tag)
+            named_counts[name] = named_counts.get(name, 0) + count
+        named_last: dict[str, str] = {}
+        for tag, line in last.items():
+            name = self.current_tag(tag)
+            named_last.pop(name, None)
+            named_last[name] = line
+        return named_last, named_counts
 
     # ------------------------------------------------------------------ hits
 

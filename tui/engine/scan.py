@@ -11,14 +11,15 @@ line, without building an object per line; batches of them are read in bulk
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import islice
 from typing import NamedTuple
 
 from tui.engine import events as ev
 from tui.engine.bulk import BulkReader
 from tui.engine.grammar import LineGrammar, sglang, vllm
-from tui.engine.grammar.common import bar_hits, parse_access, parse_bar
-from tui.engine.grammar.hits import Parsed, ProgressHit
+from tui.engine.grammar.common import bar_hits, maybe_failure, parse_access, parse_bar
+from tui.engine.grammar.hits import Parsed, ProgressHit, RequestHit
 from tui.engine.grammar.shapes import (
     ACCESS,
     DECODE,
@@ -33,7 +34,7 @@ from tui.engine.grammar.shapes import (
     shape_of,
     valid_stamp,
 )
-from tui.engine.model import StartupModel
+from tui.engine.model import EVENT_BUCKET, StartupModel
 from tui.engine.plain_bytes import Span
 from tui.engine.problems import looks_bad
 from tui.engine.ranks import LogTime
@@ -41,6 +42,11 @@ from tui.engine.sanitize import split_lines, suspect_chars
 
 CACHE_SIZE = 4096
 """Entries kept in each per-stream cache (shapes, quiet messages) before it starts over."""
+ACCESS_MARK = "INFO:     "
+"""How uvicorn's access lines begin, after vLLM's process prefix if any."""
+_ADDRESS_CHARS = "0123456789.:"
+MAX_PREFIX = 64
+"""Characters searched for ``ACCESS_MARK``: a process prefix is shorter."""
 
 
 class LogLine(NamedTuple):
@@ -64,6 +70,10 @@ class Scanner:
         self.stamp = ""
         """The last line start (``[`` and the time down to ten seconds) found valid."""
         self._quiet: dict[str, bool] = {}
+        self._requests: dict[str, RequestHit | None] = {}
+        self._access: dict[str, tuple[bool, str | None]] = {}
+        """For each prefix in front of a vLLM access line: may it take the fast path, and
+        the rank it names (None for no prefix)."""
         self._runs = 0
         self._redraw_rank: str | None = None
         self._bulk = BulkReader(self)
@@ -82,11 +92,14 @@ class Scanner:
         start = 0
         for index in sorted(redrawn):
             if index > start:
-                self.scan_fast(lines, now, start, index)
+                self._fast_path()(lines, now, start, index)
             self._scan_each([lines[index]], {0: redrawn[index]}, now)
             start = index + 1
         if start < len(lines):
-            self.scan_fast(lines, now, start)
+            self._fast_path()(lines, now, start, None)
+
+    def _fast_path(self) -> Callable[[list[str], float, int, int | None], None]:
+        return self.scan_vllm if self.grammar.engine == "vllm" else self.scan_fast
 
     def raw_allowed(self) -> bool:
         """True when complete lines may come as bytes (``scan_raw``): no log view keeps them
@@ -110,7 +123,7 @@ class Scanner:
     def scan_one(self, line: str, now: float, redrawn: bool) -> None:
         """One complete line (the end of a line carried over from earlier chunks)."""
         if not redrawn and self.kept is None:
-            self.scan_fast([line], now)
+            self._fast_path()([line], now, 0, None)
             return
         number = self.model.lines + 1
         tag = self.line(line, number, now, redrawn=redrawn)
@@ -132,6 +145,7 @@ class Scanner:
                 last.clear()
                 seen.clear()
             if tag is not None:
+                last.pop(tag, None)  # in the order of each rank's latest line
                 last[tag] = line
                 seen.append(tag)
         self.model.absorb(last, Counter(seen), now)
@@ -212,12 +226,106 @@ class Scanner:
             and not (failures.open and failures.current(True) is not None)
         )
 
+    def scan_vllm(
+        self, lines: list[str], now: float, start: int = 0, stop: int | None = None
+    ) -> None:
+        """The per-line fast path of a serving vLLM log over ``lines[start:stop]``.
+
+        A busy vLLM server's log is almost all uvicorn access lines, which carry no time. While
+        the server is serving (outside a traceback, and with no hard failure gathering lines),
+        an access line below status 500 with no failure word, from a process whose rank exists
+        and whose name no other rank shares (or with no prefix), only counts as a request; the
+        first in each ten log seconds still produces its event. Anything else goes through
+        ``line``, which gives the same result the slow way.
+        """
+        model = self.model
+        self.check_run()
+        stop = len(lines) if stop is None else stop
+        access = self._access
+        owners: list[str | None] = []
+        own = owners.append
+        base, cut, requests = model.lines, 0, 0
+        fast = self.vllm_fast_allowed()
+        for line in islice(lines, start, stop):
+            if fast:
+                at = line.find(ACCESS_MARK, 0, MAX_PREFIX)
+                prefix = line[:at] if at >= 0 else None
+                known = None if prefix is None else access.get(prefix) or self._access_known(prefix)
+                if known is not None and known[0]:
+                    request = self._plain_request(line, at + len(ACCESS_MARK))
+                    if request is not None:
+                        text = model.last_text
+                        if text is not None and text[:EVENT_BUCKET] == model.request_ts:
+                            requests += 1
+                        else:
+                            when = LogTime(base + len(owners) + 1, model.last_ts, text, now)
+                            model.request_seen(known[1], request, when)
+                        own(known[1])
+                        continue
+            runs = model.runs_before
+            own(self.line(line, base + len(owners) + 1, now))
+            if model.runs_before != runs:
+                cut, requests = len(owners) - 1, 0
+                self.check_run()
+            access.clear()  # the line may have changed what a prefix names
+            fast = self.vllm_fast_allowed()
+        model.lines = base + len(owners)
+        model.requests += requests
+        self._absorb(lines, start, owners, cut, now)
+
+    def vllm_fast_allowed(self) -> bool:
+        """``fast_allowed`` for a vLLM log, outside a traceback (its bare lines are its
+        rank's)."""
+        model = self.model
+        failures = model.failures
+        return (
+            model.serving
+            and self.grammar.engine == "vllm"
+            and not self.grammar.in_traceback
+            and not (failures.open and failures.current(True) is not None)
+        )
+
+    def _plain_request(self, line: str, start: int) -> RequestHit | None:
+        """The request of an access line whose client address starts at ``start``, if the
+        line means nothing more (below status 500, no failure word); else None.
+
+        Such lines differ mostly in the client's port: what follows the address is read once
+        (``_requests``), and the address need only be digits, dots and colons."""
+        cut = line.find(' - "', start)
+        if cut <= start or line[start:cut].strip(_ADDRESS_CHARS):
+            return None
+        tail = line[cut:]
+        if tail in self._requests:
+            return self._requests[tail]
+        request = parse_access(f"{ACCESS_MARK}0{tail}")
+        plain = request is not None and request.status < 500 and not maybe_failure(tail)
+        if len(self._requests) >= CACHE_SIZE:
+            self._requests.clear()
+        self._requests[tail] = request if plain else None
+        return self._requests[tail]
+
+    def _access_known(self, prefix: str) -> tuple[bool, str | None]:
+        """Whether access lines behind ``prefix`` may take the fast path, and their rank;
+        cached once the rank exists."""
+        if not prefix:
+            known: tuple[bool, str | None] = (True, None)
+        else:
+            tag = self.grammar.process_rank(prefix)
+            if tag is None or tag not in self.model.ranks:
+                return (False, None)
+            known = (True, tag)
+        if len(self._access) >= CACHE_SIZE:
+            self._access.clear()
+        self._access[prefix] = known
+        return known
+
     def check_run(self) -> None:
         """Shapes name ranks of the current run: forget them when a new run starts."""
         if self._runs != self.model.runs_before:
             self._runs = self.model.runs_before
             self._shapes.clear()
             self._fractional.clear()
+            self._access.clear()
 
     def known(self, key: str) -> Known | None:
         """The shape of every line whose characters 19 to 39 are ``key``; None when the line
@@ -286,15 +394,15 @@ class Scanner:
         counted = Counter(owners[cut:] if cut else owners)
         counts = {owner: count for owner, count in counted.items() if owner is not None}
         missing = set(counts)
-        last: dict[str, str] = {}
+        latest: list[tuple[str, str]] = []
         for index in range(len(owners) - 1, cut - 1, -1):
             owner = owners[index]
             if owner is not None and owner in missing:
-                last[owner] = lines[start + index]
+                latest.append((owner, lines[start + index]))
                 missing.discard(owner)
                 if not missing:
                     break
-        self.model.absorb(last, counts, now)
+        self.model.absorb(dict(reversed(latest)), counts, now)
 
     def event_time(
         self, tag: str, line: str, at: int, number: int, now: float, ts_text: str | None = None

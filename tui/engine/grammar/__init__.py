@@ -128,6 +128,20 @@ class LineGrammar:
             )
         return self._named(prefix, parsed)
 
+    @property
+    def in_traceback(self) -> bool:
+        """True while bare lines continue a traceback (they belong to its rank)."""
+        return self._traceback_rank is not None
+
+    def process_rank(self, prefix: str) -> str | None:
+        """The rank of a line whose whole prefix is one vLLM process prefix
+        (``(APIServer pid=1) ``) when reading it needs nothing remembered from other lines: a
+        process name no other rank shares, no Ray address. None otherwise."""
+        match = vllm.PREFIX.fullmatch(prefix)
+        if match is None or match["ip"] is not None or vllm.shared_name(match["proc"]):
+            return None
+        return None if match["pid"] in self._shared else match["proc"]
+
     def rank_of(self, prefix: re.Match[str]) -> str:
         """The rank of a ``vllm.PREFIX`` match (in front of a line or a redrawn bar): under a
         shared process name, the name this pid was given (see ``_named``)."""
