@@ -1,4 +1,4 @@
-"""How fast the log engine reads a long SGLang log, next to a plain regex scan.
+"""How fast the log engine reads a long SGLang (or vLLM) log, next to a plain regex scan.
 
 Generates a realistic log in memory (a TP8 start with tqdm ``\\r`` bars, then mostly Decode and
 Prefill batch lines and uvicorn access lines, with an occasional redrawn bar), feeds it through
@@ -9,6 +9,7 @@ work on a shared machine does not count). The baseline decodes the same bytes an
 
     python -m bench.replay            # 250k and 1M lines
     python -m bench.replay 100000     # one size
+    python -m bench.replay --vllm     # a vLLM V1 log instead: access and throughput lines
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tui.engine.feed import LogEngine
 
 TP = 8
 _BASELINE = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)((?: [A-Z_]+\d+)*)\] (.*)")
+_VLLM_BASELINE = re.compile(r"\((\w+) pid=(\d+)\) (?:(\w+) (\d\d-\d\d \d\d:\d\d:\d\d) )?(.*)")
 
 
 def _stamp(second: int) -> str:
@@ -95,10 +97,49 @@ def _serving(count: int) -> Iterator[str]:
             yield f"[{stamp}] Using default chat sampling params from model generation config"
 
 
-def make_log(lines: int) -> bytes:
+def _vllm_startup() -> Iterator[str]:
+    api, core = "(APIServer pid=1)", "(EngineCore_DP0 pid=2)"
+    yield f"{api} INFO 03-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0"
+    yield f"{api} INFO 03-01 00:00:01 [utils.py:1] non-default args: {{'model': '/m/qwen3'}}"
+    yield f"{api} INFO 03-01 00:00:05 [model.py:1] Resolved architecture: Qwen3ForCausalLM"
+    for tp in range(TP):
+        yield (
+            f"(Worker_TP{tp} pid={10 + tp}) INFO 03-01 00:00:20 [parallel_state.py:1] "
+            f"world_size={TP} rank={tp} local_rank={tp} backend=nccl"
+        )
+    yield f"{core} INFO 03-01 00:01:30 [gpu_model_runner.py:1] Model loading took 15.3 GiB"
+    yield f"{core} INFO 03-01 00:01:50 [kv_cache_utils.py:1] GPU KV cache size: 1,187,654 tokens"
+    yield f"{core} INFO 03-01 00:02:20 [gpu_model_runner.py:1] Graph capturing finished in 30 secs"
+    yield (
+        f"{core} INFO 03-01 00:02:21 [core.py:1] init engine (profile, create kv cache, warmup "
+        "model) took 61.2 seconds"
+    )
+    yield f"{api} INFO:     Application startup complete."
+
+
+def _vllm_serving(count: int) -> Iterator[str]:
+    for i in range(count):
+        second = 141 + i // 50
+        kind = i % 100
+        if kind == 0:
+            yield (
+                f"(APIServer pid=1) INFO 03-01 {_stamp(second)[11:]} [loggers.py:1] Engine 000: "
+                f"Avg prompt throughput: 1024.0 tokens/s, Avg generation throughput: "
+                f"{2400 + i % 97}.5 tokens/s, Running: 12 reqs, Waiting: 0 reqs, GPU KV cache "
+                "usage: 3.1%, Prefix cache hit rate: 0.0%"
+            )
+        else:
+            path = "/health" if kind % 10 == 5 else "/v1/chat/completions"
+            method = "GET" if kind % 10 == 5 else "POST"
+            client = f"127.0.0.1:{40000 + i % 20000}"
+            yield f'(APIServer pid=1) INFO:     {client} - "{method} {path} HTTP/1.1" 200 OK'
+
+
+def make_log(lines: int, engine: str = "sglang") -> bytes:
     """A log of about ``lines`` lines: the start-up, then a server at work."""
-    head = list(_startup())
-    return ("\n".join([*head, *_serving(lines - len(head))]) + "\n").encode()
+    head = list(_startup() if engine == "sglang" else _vllm_startup())
+    serving = _serving if engine == "sglang" else _vllm_serving
+    return ("\n".join([*head, *serving(lines - len(head))]) + "\n").encode()
 
 
 def engine_seconds(data: bytes) -> tuple[float, int]:
@@ -111,24 +152,25 @@ def engine_seconds(data: bytes) -> tuple[float, int]:
     return time.process_time() - start, snapshot.lines
 
 
-def baseline_seconds(data: bytes) -> float:
+def baseline_seconds(data: bytes, pattern: re.Pattern[str] = _BASELINE) -> float:
     """Seconds to decode the same bytes and run one regex match per line."""
     start = time.process_time()
-    match = _BASELINE.match
+    match = pattern.match
     for offset in range(0, len(data), CHUNK):
         for line in data[offset : offset + CHUNK].decode("utf-8", "replace").split("\n"):
             match(line)
     return time.process_time() - start
 
 
-def measure(lines: int, rounds: int = 3) -> None:
+def measure(lines: int, rounds: int = 3, engine_name: str = "sglang") -> None:
     """Best of ``rounds``, engine and baseline interleaved so that both see the same load."""
-    data = make_log(lines)
+    data = make_log(lines, engine_name)
+    pattern = _BASELINE if engine_name == "sglang" else _VLLM_BASELINE
     engine, baseline, counted = float("inf"), float("inf"), 0
     for _ in range(rounds):
         seconds, counted = engine_seconds(data)
         engine = min(engine, seconds)
-        baseline = min(baseline, baseline_seconds(data))
+        baseline = min(baseline, baseline_seconds(data, pattern))
     print(
         f"{counted:>9,} lines {len(data) / 1e6:7.1f} MB | engine {counted / engine:>11,.0f} lines/s"
         f" ({engine:5.2f} s) | re.match {counted / baseline:>11,.0f} lines/s"
@@ -137,9 +179,10 @@ def measure(lines: int, rounds: int = 3) -> None:
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(arg) for arg in argv] or [250_000, 1_000_000]
+    engine = "vllm" if "--vllm" in argv else "sglang"
+    sizes = [int(arg) for arg in argv if arg != "--vllm"] or [250_000, 1_000_000]
     for size in sizes:
-        measure(size)
+        measure(size, engine_name=engine)
     return 0
 
 
