@@ -139,6 +139,9 @@ VLLM_TRICKY = [
     '(APIServer pid=1) INFO:     [::1]:5 - "GET /metrics HTTP/1.1" 200 OK',
     '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK Traceback (most',
     '(APIServer pid=1) INFO:     127.0.0.1:5 - not an access line',
+    'INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK [2026-01-01 00:00:{s:02d} TP0] Load weight '
+    "begin. avail mem=9.0 GB",
+    '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK 50%|##| 1/2 [00:01]',
     '(APIServer pid=9) INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 200 OK',
     '(APIServer pid=1, ip=10.0.0.2) INFO:     1.2.3.4:5 - "GET /health HTTP/1.1" 200 OK',
     'INFO:     127.0.0.1:4{s:04d} - "POST /v1/completions HTTP/1.1" 200 OK',

@@ -10,6 +10,7 @@ line, without building an object per line; batches of them are read in bulk
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from itertools import islice
@@ -45,6 +46,9 @@ CACHE_SIZE = 4096
 ACCESS_MARK = "INFO:     "
 """How uvicorn's access lines begin, after vLLM's process prefix if any."""
 _ADDRESS_CHARS = "0123456789.:"
+_PLAIN_TAIL = re.compile(r' - "[A-Z]+ \S+ HTTP/[\d.]+" \d{3}(?: [A-Za-z][A-Za-z -]*)?\Z')
+"""What may follow the client address of an access line the fast path reads: the request, the
+status and its phrase, and nothing else (no second line glued on, nothing like a bar)."""
 MAX_PREFIX = 64
 """Characters searched for ``ACCESS_MARK``: a process prefix is shorter."""
 
@@ -298,7 +302,12 @@ class Scanner:
         if tail in self._requests:
             return self._requests[tail]
         request = parse_access(f"{ACCESS_MARK}0{tail}")
-        plain = request is not None and request.status < 500 and not maybe_failure(tail)
+        plain = (
+            request is not None
+            and request.status < 500
+            and _PLAIN_TAIL.match(tail) is not None
+            and not maybe_failure(tail)
+        )
         if len(self._requests) >= CACHE_SIZE:
             self._requests.clear()
         self._requests[tail] = request if plain else None
