@@ -538,3 +538,44 @@ def test_a_long_traceback_between_the_cause_and_the_end_stays_one_failure() -> N
     )
     failure = failure_of(*lines)
     assert (failure.kind, failure.rank) == (FailureKind.KILLED, "EngineCore")
+
+
+def _two_tracebacks(second: str, gap: int = 0) -> tuple[str, ...]:
+    """A rank's traceback that names no cause, then (``gap`` lines later) another rank's."""
+    return (
+        "[2025-10-19 00:51:10 DP0 TP0] Init torch distributed begin.",
+        "[2025-10-19 00:51:18 DP6 TP6] Scheduler hit an exception: Traceback (most recent call "
+        "last):",
+        '  File "/venv/lib/python3.12/site-packages/torch/distributed/rendezvous.py", line 194',
+        "RuntimeError: nonce == returnedNonce INTERNAL ASSERT FAILED at TCPStore.cpp:405",
+        *[f"[2025-10-19 00:51:18 DP3 TP3] noise {i}" for i in range(gap)],
+        "[2025-10-19 00:51:18 DP0 TP0] Scheduler hit an exception: Traceback (most recent call "
+        "last):",
+        '  File "/venv/lib/python3.12/site-packages/torch/distributed/rendezvous.py", line 194',
+        second,
+    )
+
+
+def test_a_root_cause_printed_just_after_another_rank_s_traceback_explains_it() -> None:
+    failure = failure_of(
+        *_two_tracebacks(
+            "RuntimeError: The server socket has failed to listen on any local network address. "
+            "port: 30238, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use"
+        )
+    )
+    assert (failure.kind, failure.rank) == (FailureKind.PORT_IN_USE, "DP0 TP0")
+    assert "nonce" in failure.excerpt
+    assert "address already in use" in failure.excerpt
+
+
+@pytest.mark.parametrize(
+    ("second", "gap"),
+    [
+        ("RuntimeError: NCCL error: remote process exited or there was a network error", 0),
+        ("OSError: [Errno 98] Address already in use", 80),
+    ],
+    ids=["a-consequence", "too-late"],
+)
+def test_a_later_failure_does_not_explain_one_it_may_follow_from(second: str, gap: int) -> None:
+    failure = failure_of(*_two_tracebacks(second, gap))
+    assert (failure.kind, failure.rank) == (FailureKind.TRACEBACK_OTHER, "DP6 TP6")

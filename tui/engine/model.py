@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from tui.engine import events as ev
 from tui.engine.decode import DecodeTracker
-from tui.engine.failures import FailureTracker
+from tui.engine.failures import EXCERPT_CHARS, FailureTracker
 from tui.engine.grammar.common import full_timestamp, is_generation, short_timestamp
 from tui.engine.grammar.hits import (
     ArgsHit,
@@ -38,12 +38,17 @@ from tui.engine.grammar.hits import (
 )
 from tui.engine.ranks import LogTime, RankBuilder
 from tui.engine.snapshot import Failure, RankState, ServerInfo, Snapshot
-from tui.engine.stages import Outcome, Stage
+from tui.engine.stages import FailureKind, Outcome, Stage
 
 MAIN = ev.MAIN
 EVENT_BUCKET = 18
 """Decode and request events are thinned to one per ten log seconds: the first 18 characters
 of a timestamp (``2026-01-01 00:00:1``) name a ten-second bucket."""
+ROOT_CAUSES = frozenset({FailureKind.PORT_IN_USE, FailureKind.OOM, FailureKind.WEIGHTS_MISSING})
+"""Causes no other rank's failure brings about: named just after a failure whose traceback
+named no cause, they explain it."""
+CAUSE_WINDOW = 60
+"""Lines after such a failure in which its root cause may still be named."""
 MAX_RANKS = 512
 """Tags beyond this many are counted under ``main`` (a hostile log cannot exhaust memory)."""
 _DIGITS = re.compile(r"\d+")
@@ -125,6 +130,7 @@ class StartupModel:
         self._first_text: str | None = None
         self.started_at: float | None = None
         self.reported: Failure | None = None
+        self._reported_line = 0
         self.decode_ts: dict[str, str | None] = {}
         self.request_ts: str | None = None
         self._substance = False
@@ -210,7 +216,7 @@ class StartupModel:
                     rank = self.rank_zero(when)
                 self._handlers[type(hit)](hit, At(parsed, rank, when))
         if not failed and self.failures.open:
-            self._report(self.failures.follow(line, parsed.msg))
+            self._report(self.failures.follow(line, parsed.msg), line)
         self._snapshot = None
         return rank.tag if rank is not None else None
 
@@ -332,13 +338,34 @@ class StartupModel:
         tag = rank.tag if rank is not None else None
         when = at.when
         failure = self.failures.observe(when.line, tag, at.parsed.msg, hit, stage, when.ts)
-        self._report(failure)
+        if failure is None:
+            failure = self._root_cause(hit, At(at.parsed, rank, when), stage)
+        self._report(failure, when.line)
 
-    def _report(self, failure: Failure | None) -> None:
-        """Announce the failure once; its time is that of the line that showed it first."""
+    def _root_cause(self, hit: FailureHit, at: At, stage: Stage | None) -> Failure | None:
+        """The failure reported just before, now explained by ``hit``: its traceback named no
+        cause, and ``hit`` names one no other rank's failure brings about (ranks print their
+        tracebacks together, a consequence often first). None otherwise."""
+        reported, kind, line = self.reported, hit.kind, at.when.line
+        if (
+            reported is None
+            or reported.kind is not FailureKind.TRACEBACK_OTHER
+            or kind not in ROOT_CAUSES
+            or line - self._reported_line > CAUSE_WINDOW
+            or self.failures.stopped
+        ):
+            return None
+        self.reported = None  # reported again, with its cause
+        excerpt = f"{reported.excerpt}\n{at.parsed.msg.strip()[:EXCERPT_CHARS]}"
+        return Failure(kind, at.rank.tag if at.rank else None, line, excerpt, stage)
+
+    def _report(self, failure: Failure | None, line: int | None = None) -> None:
+        """Announce the failure once (again only when a root cause explains it); its time is
+        that of the line that showed it first."""
         if failure is None or self.reported is not None:
             return
         self.reported = failure
+        self._reported_line = self.lines if line is None else line
         if failure.rank is not None and failure.rank in self.ranks:
             self.ranks[failure.rank].mark_failed()
         self.events.append(
