@@ -239,6 +239,8 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
         ("huggingface_hub.errors.GatedRepoError: 403 Client Error.", FailureKind.WEIGHTS_MISSING,
          False),
         ("KeyboardInterrupt", FailureKind.KILLED, False),
+        ("Memory access fault by GPU node-8 (Agent handle: 0x636e3add6120) on address "
+         "0x7a2d7a600000. Reason: Unknown.", None, True),
         ("Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it and "
          "be authenticated to access it. Please log in.", FailureKind.WEIGHTS_MISSING, False),
     ],

@@ -157,7 +157,7 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
             r"WorkerProc (?:failed to start|hit an exception)|"
             r"EngineCore encountered a fatal error|EngineDeadError|"
             r"Got fatal signal from worker processes|taking the entire process down|"
-            r"Exception in ModelTpServer",
+            r"Exception in ModelTpServer|^Memory access fault by GPU node-\d+",
             None,
         ),
     )
