@@ -60,15 +60,20 @@ def _read(data: bytes, keep_lines: bool) -> tuple[list[Event], Snapshot]:
     return events, engine.snapshot
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.lists(st.tuples(st.integers(0, len(TRICKY) - 1), st.integers(0, 59)), max_size=60))
-def test_shapes_agree_with_the_full_grammar(picks: list[tuple[int, int]]) -> None:
-    body = "".join(TRICKY[index].format(s=second) + "\n" for index, second in picks)
-    data = (READY + body).encode()
+def _assert_paths_agree(head: str, lines: list[str], picks: list[tuple[int, int]]) -> None:
+    """The log ``head`` then the picked lines (index, second) read the same fast and slow."""
+    body = "".join(lines[index].format(s=second) + "\n" for index, second in picks)
+    data = (head + body).encode()
     fast_events, fast_snapshot = _read(data, keep_lines=False)
     slow_events, slow_snapshot = _read(data, keep_lines=True)
     assert fast_events == slow_events
     assert fast_snapshot == slow_snapshot
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(TRICKY) - 1), st.integers(0, 59)), max_size=60))
+def test_shapes_agree_with_the_full_grammar(picks: list[tuple[int, int]]) -> None:
+    _assert_paths_agree(READY, TRICKY, picks)
 
 
 def test_shapes_of_the_common_lines() -> None:
@@ -170,12 +175,7 @@ VLLM_TRICKY = [
 @settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(VLLM_TRICKY) - 1), st.integers(0, 59)), max_size=60))
 def test_the_vllm_fast_path_agrees_with_the_full_grammar(picks: list[tuple[int, int]]) -> None:
-    body = "".join(VLLM_TRICKY[index].format(s=second) + "\n" for index, second in picks)
-    data = (VLLM_READY + body).encode()
-    fast_events, fast_snapshot = _read(data, keep_lines=False)
-    slow_events, slow_snapshot = _read(data, keep_lines=True)
-    assert fast_events == slow_events
-    assert fast_snapshot == slow_snapshot
+    _assert_paths_agree(VLLM_READY, VLLM_TRICKY, picks)
 
 
 def test_a_busy_vllm_log_reads_its_access_lines_without_the_grammar(
