@@ -579,3 +579,38 @@ def test_a_root_cause_printed_just_after_another_rank_s_traceback_explains_it() 
 def test_a_later_failure_does_not_explain_one_it_may_follow_from(second: str, gap: int) -> None:
     failure = failure_of(*_two_tracebacks(second, gap))
     assert (failure.kind, failure.rank) == (FailureKind.TRACEBACK_OTHER, "DP6 TP6")
+
+
+_SHM_WAIT = (
+    "(Worker_TP0 pid=5) INFO 05-10 10:01:{s:02d} [shm_broadcast.py:1] No available shared memory "
+    "broadcast block found in 60 seconds. This typically happens when some processes are hanging "
+    "or doing some time-consuming work (e.g. compilation)."
+)
+
+
+@pytest.mark.parametrize(
+    ("end", "kind"),
+    [
+        ((), FailureKind.HANG),
+        (
+            (
+                "(EngineCore_DP0 pid=4) ERROR 05-10 10:09:00 [core.py:1] EngineCore failed to "
+                "start.",
+                "(EngineCore_DP0 pid=4) Traceback (most recent call last):",
+                "(EngineCore_DP0 pid=4) OSError: [Errno 122] Disk quota exceeded",
+            ),
+            FailureKind.TRACEBACK_OTHER,
+        ),
+    ],
+    ids=["waits-alone", "then-an-exception"],
+)
+def test_shared_memory_waits_are_a_hang_only_if_no_exception_follows(
+    end: tuple[str, ...], kind: FailureKind
+) -> None:
+    lines = (
+        "(EngineCore_DP0 pid=4) INFO 05-10 10:00:00 [backends.py:1] Dynamo bytecode transform "
+        "time: 8.01 s",
+        *[_SHM_WAIT.format(s=second) for second in range(3)],
+        *end,
+    )
+    assert failure_of(*lines).kind is kind

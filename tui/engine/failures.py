@@ -50,6 +50,8 @@ class _Episode:
     closed: bool = False
     capturing: bool = False
     """A frame of the traceback was inside graph capture."""
+    weak: FailureKind | None = None
+    """A weak cause seen (``FailureHit.weak``): the kind only if no exception follows."""
 
     def add(self, text: str) -> None:
         text = text.strip()
@@ -91,12 +93,15 @@ class FailureTracker:
             return None
         episode = self._episode
         stale = episode is not None and not episode.hard and line - episode.last > MERGE_WINDOW
+        kind = None if hit.weak else hit.kind
         if episode is None or stale:
             hard_line = line if hit.hard else 0
-            episode = _Episode(line, rank, stage, hit.kind, hit.hard, line, hard_line, ts=ts)
+            episode = _Episode(line, rank, stage, kind, hit.hard, line, hard_line, ts=ts)
             self._episode = episode
-        elif episode.kind is None and hit.kind is not None:
-            episode.kind = hit.kind
+        elif episode.kind is None and kind is not None:
+            episode.kind = kind
+        if hit.weak:
+            episode.weak = hit.kind
         if hit.hard and not episode.hard:
             episode.hard, episode.hard_line = True, line
             if rank is not None and (episode.rank is None or episode.rank == "main" != rank):
@@ -157,6 +162,8 @@ class FailureTracker:
         if episode is None or (ready and not episode.hard):
             return None
         kind = episode.kind or (
-            FailureKind.CUDA_GRAPH if episode.capturing else FailureKind.TRACEBACK_OTHER
+            FailureKind.CUDA_GRAPH
+            if episode.capturing
+            else (episode.weak if not episode.closed else None) or FailureKind.TRACEBACK_OTHER
         )
         return Failure(kind, episode.rank, episode.line, "\n".join(episode.excerpt), episode.stage)

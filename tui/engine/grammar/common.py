@@ -216,6 +216,8 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
         ),
     )
 )
+_WEAK = re.compile(r"shared memory broadcast block|No available shared memory broadcast")
+"""Causes that an exception after them overrides (see ``FailureHit.weak``)."""
 _ANY = re.compile(
     "|".join(
         [pattern.pattern for pattern, _ in _HARD]
@@ -257,7 +259,7 @@ def failure_hit(msg: str) -> FailureHit | None:
         if pattern.search(msg):
             return FailureHit(kind or cause, True)
     if cause is not None:
-        return FailureHit(cause, False, evidence=True)
+        return FailureHit(cause, False, evidence=True, weak=_WEAK.search(msg) is not None)
     return FailureHit(None, False)
 
 

@@ -51,11 +51,14 @@ class FailureHit(NamedTuple):
     ``hard`` means the process is going down (a scheduler exception, a SIGQUIT, a watchdog); a
     soft hit (a bare traceback, an OOM message) may still be survived. ``kind`` is None when the
     text names no cause; ``evidence`` lines name one without being failures by themselves.
+    A ``weak`` cause (vLLM waiting on its shared-memory broadcast: a rank is slow, for example
+    compiling) gives way to an exception that follows it.
     """
 
     kind: FailureKind | None
     hard: bool
     evidence: bool = False
+    weak: bool = False
 
 
 class DecodeHit(NamedTuple):
