@@ -614,3 +614,40 @@ def test_shared_memory_waits_are_a_hang_only_if_no_exception_follows(
         *end,
     )
     assert failure_of(*lines).kind is kind
+
+
+def _traceback_alone(*frames: str, cause: str = "ValueError: no backend") -> str:
+    return "\n".join([
+        "[2026-06-28 23:41:27 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+        *(f'  File "/sgl/python/sglang/srt/x.py", line {n}, in {f}' for n, f in enumerate(frames)),
+        cause,
+    ]) + "\n"  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("frames", "cause", "stage"),
+    [
+        (("run_scheduler_process", "init_cuda_graphs", "warmup"), "ValueError: no backend",
+         Stage.CUDA_GRAPH),
+        (("run_scheduler_process", "init_torch_distributed", "initialize_model_parallel"),
+         "RuntimeError: NCCL error: unhandled system error", Stage.DISTRIBUTED_INIT),
+        (("run_scheduler_process", "forward"), "ValueError: no backend", None),
+    ],
+    ids=["graphs", "distributed-named-cause", "nothing-known"],
+)
+def test_a_traceback_pasted_alone_shows_the_stage_its_frames_were_in(
+    frames: tuple[str, ...], cause: str, stage: Stage | None
+) -> None:
+    snapshot, _ = run_text(_traceback_alone(*frames, cause=cause))
+    assert snapshot.failure is not None
+    assert snapshot.failure.stage is (stage or Stage.PROCESS_START)  # the rank's, with no frame
+    assert snapshot.last_stage is stage
+
+
+def test_frames_past_a_rank_s_last_milestone_show_where_it_failed() -> None:
+    text = sglang_lines("Load weight begin. avail mem=70.00 GB") + _traceback_alone(
+        "run_scheduler_process", "init_memory_pool", "profile_max_num_token"
+    )
+    snapshot, _ = run_text(text)
+    assert snapshot.failure is not None
+    assert (snapshot.failure.stage, snapshot.last_stage) == (Stage.KV_CACHE, Stage.WEIGHT_LOADING)

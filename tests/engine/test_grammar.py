@@ -475,6 +475,13 @@ def test_harmless_nccl_warnings_are_not_failures() -> None:
         ("[2026-01-01 00:00:00 TP0] Init parallel ends. elapsed=3.21 s", Stage.DISTRIBUTED_INIT),
         ("[2026-01-01 00:00:00 TP0] Capture target decode CUDA graph end. bs=[1, 2], "
          "elapsed=21.40 s, mem usage=0.72 GB, avail mem=8.28 GB.", Stage.CUDA_GRAPH),
+        ("[2025-02-11 18:41:41 TP15] Custom allreduce is disabled because this process group "
+         "spans across nodes.", Stage.DISTRIBUTED_INIT),
+        ("(Worker_TP1 pid=9) INFO 08-01 10:00:00 [pynccl.py:1] vLLM is using nccl==2.21.5",
+         Stage.DISTRIBUTED_INIT),
+        ("node-7:88008:88008 [2] NCCL INFO ncclCommInitRank comm 0xafd6da0 rank 10 nranks 16 "
+         "cudaDev 2 nvmlDev 2 busId a2000 commId 0x898b6d578585998c - Init START",
+         Stage.DISTRIBUTED_INIT),
     ],
 )  # fmt: skip
 def test_later_wordings_and_end_lines_name_their_stage(line: str, stage: Stage) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tui.engine.grammar.common import capture_frame, is_exception_line
+from tui.engine.grammar.common import capture_frame, frame_stage, is_exception_line
 from tui.engine.grammar.hits import FailureHit
 from tui.engine.snapshot import Failure
 from tui.engine.stages import FailureKind, Stage
@@ -52,6 +52,18 @@ class _Episode:
     """A frame of the traceback was inside graph capture."""
     weak: FailureKind | None = None
     """A weak cause seen (``FailureHit.weak``): the kind only if no exception follows."""
+    framed: Stage | None = None
+    """The furthest start-up stage a frame of the traceback was in (``frame_stage``)."""
+
+    def frame(self, line: int, text: str) -> None:
+        """A line of the traceback that is not its exception: note where it was."""
+        if text[:2] == "  ":  # a frame: a long traceback stays one episode
+            self.last = line
+            framed = frame_stage(text)
+            if framed is not None and (self.framed is None or framed.order > self.framed.order):
+                self.framed = framed
+        if capture_frame(text):
+            self.capturing = True
 
     def add(self, text: str) -> None:
         text = text.strip()
@@ -89,6 +101,8 @@ class FailureTracker:
         ts: float | None = None,
     ) -> Failure | None:
         """Take a failure sign; returns the failure once it is settled (at most once)."""
+        if self._settled and self._episode is not None and is_exception_line(text):
+            self._episode.closed = True
         if self.stopped or self._settled:
             return None
         episode = self._episode
@@ -119,15 +133,30 @@ class FailureTracker:
         episode = self._episode
         if episode is None or self._settled:
             return None
-        if text[:2] == "  ":  # a frame of its traceback: a long one stays one episode
-            episode.last = line
-        if capture_frame(text):
-            episode.capturing = True
+        episode.frame(line, text)
         if is_exception_line(text):
             episode.last = line
             episode.add(text)
             episode.closed = True
         return self._settle_if_ready(line)
+
+    @property
+    def tracing(self) -> bool:
+        """True while the traceback of the failure already settled goes on (``trail``)."""
+        return self._settled and self._episode is not None and not self._episode.closed
+
+    def trail(self, line: int, text: str) -> Stage | None:
+        """A line after the failure settled, while its traceback goes on: the stage its frames
+        show, when this line moved it further."""
+        episode = self._episode
+        if episode is None or episode.closed:
+            return None
+        if is_exception_line(text) or line - episode.last > MERGE_WINDOW:
+            episode.closed = True
+            return None
+        before = episode.framed
+        episode.frame(line, text)
+        return episode.framed if episode.framed is not before else None
 
     def _settle_if_ready(self, line: int) -> Failure | None:
         """A hard episode settles once its cause is named, its traceback ended, or time ran out."""
@@ -166,4 +195,7 @@ class FailureTracker:
             if episode.capturing
             else (episode.weak if not episode.closed else None) or FailureKind.TRACEBACK_OTHER
         )
-        return Failure(kind, episode.rank, episode.line, "\n".join(episode.excerpt), episode.stage)
+        stage = episode.stage
+        if episode.framed is not None and (stage is None or episode.framed.order > stage.order):
+            stage = episode.framed  # its traceback shows where it was, past its last milestone
+        return Failure(kind, episode.rank, episode.line, "\n".join(episode.excerpt), stage)

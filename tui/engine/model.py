@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import NamedTuple
 
 from tui.engine import events as ev
@@ -131,6 +132,7 @@ class StartupModel:
         self.started_at: float | None = None
         self.reported: Failure | None = None
         self._reported_line = 0
+        self._first_rank_line: int | None = None
         self.decode_ts: dict[str, str | None] = {}
         self.request_ts: str | None = None
         self._substance = False
@@ -217,6 +219,8 @@ class StartupModel:
                 self._handlers[type(hit)](hit, At(parsed, rank, when))
         if not failed and self.failures.open:
             self._report(self.failures.follow(line, parsed.msg), line)
+        elif not failed and self.reported is not None and self.failures.tracing:
+            self._restage(self.failures.trail(line, parsed.msg))
         self._snapshot = None
         return rank.tag if rank is not None else None
 
@@ -233,6 +237,8 @@ class StartupModel:
             if builder is None:
                 builder = RankBuilder(tag, self.node, when)
                 self.ranks[tag] = builder
+                if self._first_rank_line is None:
+                    self._first_rank_line = when.line
                 self._order = sorted(self.ranks, key=rank_sort_key)
                 self._zero = None
         return builder
@@ -341,6 +347,15 @@ class StartupModel:
         if failure is None:
             failure = self._root_cause(hit, At(at.parsed, rank, when), stage)
         self._report(failure, when.line)
+
+    def _restage(self, stage: Stage | None) -> None:
+        """The reported failure's traceback shows it further on than its rank's last
+        milestone (frames read after the failure was reported)."""
+        reported = self.reported
+        if stage is None or reported is None:
+            return
+        if reported.stage is None or stage.order > reported.stage.order:
+            self.reported = replace(reported, stage=stage)
 
     def _root_cause(self, hit: FailureHit, at: At, stage: Stage | None) -> Failure | None:
         """The failure reported just before, now explained by ``hit``: its traceback named no
@@ -497,6 +512,17 @@ class StartupModel:
             return Stage.DISTRIBUTED_INIT if Stage.DISTRIBUTED_INIT in stages else furthest
         return furthest
 
+    def _furthest(self, failure: Failure | None) -> Stage | None:
+        """``last_stage``; with no milestone logged, the stage the failure's traceback shows,
+        else none at all when the log shows nothing before its failure (a traceback pasted
+        alone: how far the server got is not known)."""
+        stage, first = self.last_stage(), self._first_rank_line
+        if failure is None or stage not in _NOT_STARTED:
+            return stage
+        if failure.stage not in _NOT_STARTED:
+            return failure.stage
+        return None if first is None or failure.line <= first else stage
+
     def server_info(self) -> ServerInfo:
         """What the log says of the server, rebuilt only when the engine, version or arguments
         changed."""
@@ -538,7 +564,7 @@ class StartupModel:
             )
             self._snapshot = Snapshot(
                 server=self.server_info(), ranks=ranks, outcome=outcome,
-                last_stage=self.last_stage(), failure=failure,
+                last_stage=self._furthest(failure), failure=failure,
                 ready_line_seen=self.ready_line_seen, stopped=self.stopped, lines=self.lines,
                 runs_before=self.runs_before, started_at=self.started_at, first_ts=self.first_ts,
                 ready_ts=self.ready_ts, ready_at=self.ready_at, decode=self.decode.summary(),

@@ -14,8 +14,9 @@ import re
 
 from tui.engine.grammar import sglang, vllm
 from tui.engine.grammar.common import bar_hits, failure_hit, is_exception_line, parse_bar
-from tui.engine.grammar.hits import Hit, Parsed, VersionHit
+from tui.engine.grammar.hits import Hit, Parsed, StageHit, VersionHit
 from tui.engine.grammar.wrappers import unwrap
+from tui.engine.stages import Stage
 
 MAIN = sglang.MAIN
 ENGINES = ("sglang", "vllm")
@@ -25,6 +26,7 @@ _VLLM_PROCS = re.compile(
 _TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r'\s*File "[^"]*/(sglang|vllm)/(?:srt/|entrypoints/|engine/|v1/|launch_server)')
 _GLOBAL_RANK = re.compile(r"world_size=\d+ rank=(\d+)")
+_NCCL_INIT = (StageHit(Stage.DISTRIBUTED_INIT, "nccl_info"),)
 MAX_SHARED = 512
 """Processes under a shared name remembered for a rename."""
 MAX_LAYERS = 16
@@ -205,7 +207,8 @@ class LineGrammar:
 
     def _bare_hits(self, line: str) -> tuple[Hit, ...]:
         if line[:5] not in ("INFO:", "WARNI", "ERROR", "DEBUG"):
-            return ()
+            # NCCL's own lines (``NCCL_DEBUG=INFO``): a communicator is being set up
+            return _NCCL_INIT if " NCCL INFO " in line else ()
         if self.engine == "vllm":
             return vllm.message_hits(line)
         # SGLang's reading, also while no line has named the engine: uvicorn starting up is not

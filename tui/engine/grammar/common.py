@@ -268,6 +268,34 @@ _CAPTURE_FRAME = re.compile(r'File "[^"]*graph[^"]*", line \d+, in \w*capture')
 capture``): a failure whose exception names no cause failed to capture graphs."""
 
 
+_FRAME_FUNCTION = re.compile(r'\s*File "[^"]*", line \d+, in (\w+)')
+_FRAME_STAGES = {
+    **dict.fromkeys(
+        ("init_torch_distributed", "init_distributed_environment", "initialize_model_parallel",
+         "init_model_parallel_group", "ensure_model_parallel_initialized",
+         "init_worker_distributed_environment"),
+        Stage.DISTRIBUTED_INIT,
+    ),
+    **dict.fromkeys(("load_model", "load_weights"), Stage.WEIGHT_LOADING),
+    **dict.fromkeys(
+        ("init_memory_pool", "profile_max_num_token", "profile_run",
+         "determine_available_memory", "determine_num_available_blocks", "initialize_kv_cache"),
+        Stage.KV_CACHE,
+    ),
+    **dict.fromkeys(
+        ("init_cuda_graphs", "init_all_cuda_graphs", "capture_model", "capture_one_batch_size"),
+        Stage.CUDA_GRAPH,
+    ),
+}  # fmt: skip
+"""Functions of the engines' start-up whose frame in a traceback shows the stage it failed in."""
+
+
+def frame_stage(msg: str) -> Stage | None:
+    """The start-up stage a traceback frame line (``  File "...", line N, in f``) was in."""
+    frame = _FRAME_FUNCTION.match(msg)
+    return None if frame is None else _FRAME_STAGES.get(frame[1])
+
+
 def capture_frame(msg: str) -> bool:
     """True for a traceback frame inside CUDA (or NPU) graph capture."""
     return "graph" in msg and _CAPTURE_FRAME.search(msg) is not None

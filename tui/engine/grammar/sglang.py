@@ -148,7 +148,8 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"server_args=", _launch),
         (r"Init (?:torch distributed|parallel|nccl) begin",
          _stage(Stage.DISTRIBUTED_INIT, "dist", True)),
-        (r"sglang is using nccl==", _stage(Stage.DISTRIBUTED_INIT, "nccl")),
+        (r"sglang is using nccl==|Custom allreduce is disabled",
+         _stage(Stage.DISTRIBUTED_INIT, "nccl")),
         (r"Load weight begin", _stage(Stage.WEIGHT_LOADING, "load", True)),
         (r"Load weight end", _load_end),
         (
@@ -180,7 +181,7 @@ _RULES: tuple[_Rule, ...] = tuple(
 
 _RULE_PREFIXES = frozenset(
     ("serv", "Init", "Load", "Mult", "Usin", "Atte", "The ", "Mamb", "Memo", "Capt", "max_",
-     "Deco", "Pref", "SIGT", "Star", "Dumm", "sgla")
+     "Deco", "Pref", "SIGT", "Star", "Dumm", "sgla", "Cust")
 )  # fmt: skip
 """The first four characters of every message a rule above matches, but for ``KV Cache`` lines
 (a free-form label comes first)."""

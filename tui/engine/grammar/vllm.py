@@ -155,7 +155,8 @@ _RULES: tuple[_Rule, ...] = tuple(
         (_ENGINE.pattern, _engine),
         (r"Resolved architecture: |Using max model len |This model supports multiple tasks",
          _stage(Stage.MODEL_CONFIG, "arch")),
-        (r"world_size=\d+ rank=\d+|rank \d+ in world size \d+ is assigned",
+        (r"world_size=\d+ rank=\d+|rank \d+ in world size \d+ is assigned|"
+         r"vLLM is using nccl==|Custom allreduce is disabled",
          _stage(Stage.DISTRIBUTED_INIT, "dist")),
         (r"Starting to load model", _stage(Stage.WEIGHT_LOADING, "load")),
         (r"Loading drafter model", _stage(Stage.WEIGHT_LOADING, "drafter", True)),
