@@ -651,3 +651,25 @@ def test_frames_past_a_rank_s_last_milestone_show_where_it_failed() -> None:
     snapshot, _ = run_text(text)
     assert snapshot.failure is not None
     assert (snapshot.failure.stage, snapshot.last_stage) == (Stage.KV_CACHE, Stage.WEIGHT_LOADING)
+
+
+@pytest.mark.parametrize(
+    ("top", "kind"),
+    [
+        ("pynccl_wrapper.py\", line 290 in ncclAllReduce", FailureKind.NCCL),
+        ("model_runner.py\", line 90 in forward", FailureKind.TRACEBACK_OTHER),
+    ],
+    ids=["inside-nccl", "elsewhere"],
+)
+def test_a_crash_inside_nccl_is_an_nccl_failure(top: str, kind: FailureKind) -> None:
+    prefix = "(RayWorkerWrapper pid=7, ip=10.0.0.2) "
+    lines = (
+        "(RayWorkerWrapper pid=7, ip=10.0.0.2) INFO 05-06 14:20:00 [pynccl.py:69] vLLM is using "
+        "nccl==2.21.5",
+        f"{prefix}[2025-05-06 14:20:09,187 E 7 7] logging.cc:484: *** SIGSEGV received at "
+        "time=1746566409 on cpu 131 ***",
+        f"{prefix}Fatal Python error: Segmentation fault",
+        f"{prefix}Stack (most recent call first):",
+        f'{prefix}  File "/usr/local/lib/python3.12/dist-packages/vllm/{top}',
+    )
+    assert failure_of(*lines).kind is kind

@@ -239,6 +239,7 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
         ("huggingface_hub.errors.GatedRepoError: 403 Client Error.", FailureKind.WEIGHTS_MISSING,
          False),
         ("KeyboardInterrupt", FailureKind.KILLED, False),
+        ("MQLLMEngine is already dead, terminating server process", None, True),
         ("Memory access fault by GPU node-8 (Agent handle: 0x636e3add6120) on address "
          "0x7a2d7a600000. Reason: Unknown.", None, True),
         ("Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it and "

@@ -21,13 +21,16 @@ The first hard episode wins; memory is bounded (a few excerpt lines per episode)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from tui.engine.grammar.common import capture_frame, frame_stage, is_exception_line
+from tui.engine.grammar.common import capture_frame, frame_stage, is_exception_line, nccl_frame
 from tui.engine.grammar.hits import FailureHit
 from tui.engine.snapshot import Failure
 from tui.engine.stages import FailureKind, Stage
 
+_CRASH = re.compile(r"Segmentation fault|SIGSEGV|Fatal Python error: Aborted")
+"""A hard sign of a process killed by a signal of its own making (not an exception)."""
 EXCERPT_LINES = 8
 EXCERPT_CHARS = 400
 MERGE_WINDOW = 60
@@ -52,6 +55,10 @@ class _Episode:
     """A frame of the traceback was inside graph capture."""
     weak: FailureKind | None = None
     """A weak cause seen (``FailureHit.weak``): the kind only if no exception follows."""
+    crashed: bool = False
+    """The process crashed (a signal, not an exception), so its stack names the culprit."""
+    in_nccl: bool = False
+    """A line of the crashed process's stack was inside NCCL."""
     framed: Stage | None = None
     """The furthest start-up stage a frame of the traceback was in (``frame_stage``)."""
 
@@ -64,6 +71,8 @@ class _Episode:
                 self.framed = framed
         if capture_frame(text):
             self.capturing = True
+        if self.crashed and nccl_frame(text):
+            self.in_nccl = True
 
     def add(self, text: str) -> None:
         text = text.strip()
@@ -124,6 +133,8 @@ class FailureTracker:
             episode.rank, episode.line, episode.stage = rank, line, stage
         episode.last = line
         episode.add(text)
+        if hit.hard and _CRASH.search(text) is not None:
+            episode.crashed = True
         if is_exception_line(text):
             episode.closed = True
         return self._settle_if_ready(line)
@@ -191,7 +202,9 @@ class FailureTracker:
         if episode is None or (ready and not episode.hard):
             return None
         kind = episode.kind or (
-            FailureKind.CUDA_GRAPH
+            FailureKind.NCCL
+            if episode.in_nccl
+            else FailureKind.CUDA_GRAPH
             if episode.capturing
             else (episode.weak if not episode.closed else None) or FailureKind.TRACEBACK_OTHER
         )

@@ -156,8 +156,10 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
             r"EngineCore failed to start|[Ee]ngine core initialization failed|"
             r"WorkerProc (?:failed to start|hit an exception)|"
             r"EngineCore encountered a fatal error|EngineDeadError|"
+            r"(?:MQLLMEngine|[Ee]ngine) is already dead, terminating|"
             r"Got fatal signal from worker processes|taking the entire process down|"
-            r"Exception in ModelTpServer|^Memory access fault by GPU node-\d+",
+            r"Exception in ModelTpServer|^Memory access fault by GPU node-\d+|"
+            r"Caught signal 11 \(Segmentation fault|\*\*\* SIGSEGV received at time=",
             None,
         ),
     )
@@ -238,7 +240,7 @@ _KEYWORDS = (
     "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
     "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
     "No such file", "stream is capturing", "SIGTERM received at", "restricted",
-    "KeyboardInterrupt",
+    "KeyboardInterrupt", "Segmentation", "SIGSEGV",
 )  # fmt: skip
 
 
@@ -294,6 +296,15 @@ def frame_stage(msg: str) -> Stage | None:
     """The start-up stage a traceback frame line (``  File "...", line N, in f``) was in."""
     frame = _FRAME_FUNCTION.match(msg)
     return None if frame is None else _FRAME_STAGES.get(frame[1])
+
+
+_NCCL_FRAME = re.compile(r"/nccl/|pynccl|\bin nccl[A-Z]|\bnccl[A-Z]\w*\(|ProxyOp")
+"""A stack frame (Python's, or a native backtrace line) inside NCCL."""
+
+
+def nccl_frame(msg: str) -> bool:
+    """True for a line of a crash's stack that is inside NCCL."""
+    return "ccl" in msg and _NCCL_FRAME.search(msg) is not None
 
 
 def capture_frame(msg: str) -> bool:
