@@ -10,8 +10,11 @@ weighed like this:
   the run shows no progress afterwards: a later milestone or the ready line retracts it;
 - after a clean shutdown nothing counts (tracebacks at exit are noise);
 - the kind is the first cause named in the episode (``CUDA out of memory`` makes it ``oom``),
-  else the marker's own kind, else ``cuda_graph`` when a frame of the traceback was capturing
-  graphs, else ``traceback_other``;
+  else the marker's own kind, else ``nccl`` when a crashed process had NCCL on its stack, else
+  ``cuda_graph`` when a frame of the traceback was capturing graphs, else a weak cause (a
+  shared-memory wait) that no exception followed, else ``traceback_other``;
+- the stage is the rank's, or the one a frame of the traceback shows when that is further
+  (frames read after the failure settled still count, see ``trail``);
 - the rank is the one whose line opened the episode (a soft sign naming the cause, or the
   first hard marker), but a parent's reaction (``main``: ``Received sigquit from a child``)
   gives way to the first rank's own line.
