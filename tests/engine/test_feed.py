@@ -673,3 +673,20 @@ def test_a_crash_inside_nccl_is_an_nccl_failure(top: str, kind: FailureKind) -> 
         f'{prefix}  File "/usr/local/lib/python3.12/dist-packages/vllm/{top}',
     )
     assert failure_of(*lines).kind is kind
+
+
+def test_an_exception_named_by_its_module_ends_the_traceback() -> None:
+    lines = (
+        "[2025-02-09 20:33:34] The server is fired up and ready to roll!",
+        "[2025-02-09 20:33:56 TP0] TpModelWorkerClient hit an exception: Traceback (most recent "
+        "call last):",
+        '  File "/sgl/python/sglang/srt/layers/attention/triton_ops/decode.py", line 9, in f',
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, "
+        "Hardware limit: 101376.",
+        "[2025-02-09 20:33:56] Received sigquit from a child proces. It usually means the child "
+        "failed.",
+        "Killed",
+    )
+    failure = failure_of(*lines)
+    assert (failure.kind, failure.rank) == (FailureKind.TRACEBACK_OTHER, "TP0")
+    assert "OutOfResources" in failure.excerpt

@@ -48,6 +48,7 @@ def stage_of(line: str) -> Stage | None:
          "TP1"),
         ("sglang-1  | [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
         ("2025-11-29T14:35:01.5Z [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
+        ("[2025-11-29 16:35:01] [2025-11-29 01:35:01 TP2] Init parallel begin.", "TP2"),
         ("(Worker_TP3 pid=99) INFO 03-08 08:22:31 [parallel_state.py:1] world_size=4 rank=3 "
          "local_rank=3 distributed_init_method=tcp://x backend=nccl", "Worker_TP3"),
         ("(VllmWorker rank=2 pid=5) INFO 08-13 17:18:34 [loader.py:1] Starting to load model m...",
@@ -240,6 +241,11 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
          False),
         ("KeyboardInterrupt", FailureKind.KILLED, False),
         ("MQLLMEngine is already dead, terminating server process", None, True),
+        ("ValueError: No supported config format found in /models/mistral-7b",
+         FailureKind.WEIGHTS_MISSING, False),
+        ("OSError: [Errno 12] Cannot allocate memory", FailureKind.OOM, False),
+        ("RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for "
+         "details)", FailureKind.NCCL, False),
         ("Memory access fault by GPU node-8 (Agent handle: 0x636e3add6120) on address "
          "0x7a2d7a600000. Reason: Unknown.", None, True),
         ("Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it and "
@@ -476,6 +482,8 @@ def test_harmless_nccl_warnings_are_not_failures() -> None:
         ("[2026-01-01 00:00:00 TP0] Init parallel ends. elapsed=3.21 s", Stage.DISTRIBUTED_INIT),
         ("[2026-01-01 00:00:00 TP0] Capture target decode CUDA graph end. bs=[1, 2], "
          "elapsed=21.40 s, mem usage=0.72 GB, avail mem=8.28 GB.", Stage.CUDA_GRAPH),
+        ("[2025-05-01 10:08:11 TP0] Using model weights format ['*.safetensors']",
+         Stage.WEIGHT_LOADING),
         ("[2025-02-11 18:41:41 TP15] Custom allreduce is disabled because this process group "
          "spans across nodes.", Stage.DISTRIBUTED_INIT),
         ("(Worker_TP1 pid=9) INFO 08-01 10:00:00 [pynccl.py:1] vLLM is using nccl==2.21.5",

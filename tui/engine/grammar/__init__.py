@@ -55,6 +55,10 @@ class LineGrammar:
         layers = 0
         while layers < MAX_LAYERS:
             if line[:1] == "[":
+                restamped = _restamped(line)
+                if restamped is not None:  # a collector's stamp in SGLang's own form
+                    line, layers = restamped, layers + 1
+                    continue
                 parsed = self._sglang(line)
                 if parsed is not None:
                     return [parsed]
@@ -234,3 +238,15 @@ class LineGrammar:
 def version_of(hits: tuple[Hit, ...]) -> VersionHit | None:
     """The version hit among ``hits``, if any."""
     return next((hit for hit in hits if isinstance(hit, VersionHit)), None)
+
+
+def _restamped(line: str) -> str | None:
+    """The SGLang line behind a bare ``[date time] `` stamp that a log collector put in
+    front of it (``[2025-03-11 16:16:58] [2025-03-11 01:16:58 TP0] Decode batch...``)."""
+    if "] [" not in line[:34]:
+        return None
+    outer = sglang.ENVELOPE.match(line)
+    if outer is None or outer["tags"] or outer["actor"] is not None:
+        return None
+    rest = line[outer.end() :]
+    return rest if rest[:1] == "[" and sglang.ENVELOPE.match(rest) is not None else None

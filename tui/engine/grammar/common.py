@@ -172,13 +172,14 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"OutOfMemoryError|(?:CUDA|HIP|NPU|XPU|MUSA|GPU|[Dd]evice) out of memory|"
             r"out of memory\. Tried to allocate|Not enough memory\. Please try to increase|"
             r"not enough GPU memory|No available memory for the cache blocks|"
+            r"\[Errno 12\] Cannot allocate memory|"
             r"runs out of memory|(?:Prefill|Decode) out of memory|"
             r"Free memory on device .* is less than desired GPU memory utilization|"
             r"larger than the available KV cache memory",
             FailureKind.OOM,
         ),
         (
-            r"NCCL error|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|"
+            r"NCCL [Ee]rror|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|"
             r"[Ww]atchdog caught collective operation timeout|HCCL (?:error|timeout)|"
             r"DistStoreError|TCPStore\b.*[Tt]imed out|"
             r"NCCL WARN .*(?:Connect to .* failed|[Ee]rror|[Tt]imed? ?out|[Aa]bort)",
@@ -196,7 +197,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"Invalid repository ID or local directory|HFValidationError|"
             r"No such file or directory: \S*(?:config\.json|\.safetensors|\.bin)|"
             r"Can't load (?:the )?(?:configuration|config|tokenizer) for|"
-            r"GatedRepoError|[Aa]ccess to model \S+ is restricted|"
+            r"GatedRepoError|[Aa]ccess to model \S+ is restricted|No supported config format found|"
             r"40[13] Client Error: [\w ]+ for url: https://huggingface\.co/",
             FailureKind.WEIGHTS_MISSING,
         ),
@@ -228,7 +229,8 @@ _ANY = re.compile(
     )
 )
 _EXCEPTION = re.compile(
-    r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|$)|\s*what\(\):"
+    r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|$)|\s*what\(\):|"
+    r"(?:[a-z_]\w*\.)+[A-Z]\w*: "  # any class a module names (``triton.runtime.errors.X: ...``)
 )
 
 

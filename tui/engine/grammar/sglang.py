@@ -151,6 +151,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"sglang is using nccl==|Custom allreduce is disabled",
          _stage(Stage.DISTRIBUTED_INIT, "nccl")),
         (r"Load weight begin", _stage(Stage.WEIGHT_LOADING, "load", True)),
+        (r"Using model weights format", _stage(Stage.WEIGHT_LOADING, "format")),
         (r"Load weight end", _load_end),
         (
             r"Multimodal attention backend not set|Using \S+ as multimodal attention backend",
