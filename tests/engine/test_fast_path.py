@@ -35,6 +35,8 @@ TRICKY = [
     "[2026-01-01 00:00:{s:02d}.123456 DP1 TP1 EP1] Decode batch, gen throughput (token/s): 7.5, ",
     "[2026-01-01 00:00:{s:02d}.1234567 TP0] Prefill batch, #new-seq: 1",
     "[2026-01-01 00:00:{s:02d} TP0] Decode out of memory happened. #retracted_reqs: 1",
+    "[2026-01-01 00:00:{s:02d} TP0] Prefill batch. #new-seq: 3, #new-token: 8190, #running-req: 2, "
+    "#queue-req: 5",
     "[2026-01-01 00:00:{s:02d} TP0] Decoded {s} tokens",
     "[2026-01-01 00:00:{s:02d} TP0] foo] Decode batch, gen throughput (token/s): 5.0",
     "[2026-01-01 00:00:{s:02d} TP0] Using a] b",

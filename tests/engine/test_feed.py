@@ -690,3 +690,21 @@ def test_an_exception_named_by_its_module_ends_the_traceback() -> None:
     failure = failure_of(*lines)
     assert (failure.kind, failure.rank) == (FailureKind.TRACEBACK_OTHER, "TP0")
     assert "OutOfResources" in failure.excerpt
+
+
+@pytest.mark.parametrize(
+    ("message", "stage"),
+    [
+        ("Prefill batch. #new-seq: 3, #new-token: 8190, #cached-token: 0, token usage: 0.02, "
+         "#running-req: 2, #queue-req: 5", Stage.SERVING),
+        ("Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.1474 -> 0.1845",
+         Stage.SERVING),
+        ("Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00, "
+         "#running-req: 0, #queue-req: 0", Stage.WARMUP),
+    ],
+    ids=["busy-prefill", "retraction", "the-warm-up"],
+)  # fmt: skip
+def test_traffic_without_the_ready_line_shows_the_rank_serving(message: str, stage: Stage) -> None:
+    snapshot, _ = run_text(sglang_lines(message))
+    assert snapshot.last_stage is stage
+    assert snapshot.failure is None

@@ -268,6 +268,7 @@ def test_failure_signatures(text: str, kind: FailureKind | None, hard: bool) -> 
         "[rank0]:[W308 ProcessGroupNCCL.cpp:1524] Warning: WARNING: destroy_process_group() was "
         "not called before program exit",
         "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.5 -> 1.0",
+        "Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.1474 -> 0.1845",
     ],
 )
 def test_harmless_noise_is_not_a_failure(text: str) -> None:

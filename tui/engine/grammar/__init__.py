@@ -91,13 +91,23 @@ class LineGrammar:
     def _sglang(self, line: str) -> Parsed | None:
         match = sglang.ENVELOPE.match(line)
         if match is None:
-            return None
+            return self._sglang_2024(line) if line[1:4] == "gpu" else None
         rank = sglang.tag_of(line[match.start("ts") + 19 : match.end("tags")]) or MAIN
         msg = line[match.end() :]
         hits = self._with_failure(rank, msg, sglang.message_hits(msg))
         if rank != MAIN or hits:
             self._detect("sglang")
         return Parsed(rank, match["ts"], msg, hits, "sglang")
+
+    def _sglang_2024(self, line: str) -> Parsed | None:
+        """SGLang 0.2's ``[gpu=3] message``: no time, the rank named by its GPU."""
+        match = sglang.GPU_PREFIX.match(line)
+        if match is None:
+            return None
+        rank, msg = match[1], line[match.end() :]
+        self._detect("sglang")
+        hits = self._with_failure(rank, msg, sglang.message_hits(msg))
+        return Parsed(rank, None, msg, hits, "sglang")
 
     def _prefixed(self, line: str) -> Parsed | str:
         """A line that starts with ``(``: a vLLM process prefix, a Ray actor around an SGLang
@@ -177,7 +187,7 @@ class LineGrammar:
 
     def _vllm(self, rank: str, ts: str | None, msg: str) -> Parsed:
         hits = vllm.message_hits(msg)
-        if rank != MAIN or hits:
+        if rank != MAIN or (hits and not vllm.library_message(msg)):
             # an unprefixed line that means nothing may come from vLLM's import in another
             # engine (``Automatically detected platform cuda.`` starts many SGLang logs); the
             # caller checks its module

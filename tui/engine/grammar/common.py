@@ -173,7 +173,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"out of memory\. Tried to allocate|Not enough memory\. Please try to increase|"
             r"not enough GPU memory|No available memory for the cache blocks|"
             r"\[Errno 12\] Cannot allocate memory|"
-            r"runs out of memory|(?:Prefill|Decode) out of memory|"
+            r"runs out of memory|(?:Prefill|Decode) out of memory(?! happened)|"
             r"Free memory on device .* is less than desired GPU memory utilization|"
             r"larger than the available KV cache memory",
             FailureKind.OOM,

@@ -125,6 +125,9 @@ class Marker(Enum):
     """A node other than node 0 has its schedulers ready (it serves a dummy ``/health``)."""
     BATCH = "batch"
     """A batch of requests ran: the warm-up before the ready line, serving after it."""
+    TRAFFIC = "traffic"
+    """Requests are being served (several at once, queued ones, a retraction under load),
+    whether or not the ready line was seen."""
 
 
 Hit = (

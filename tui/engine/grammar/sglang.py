@@ -41,6 +41,8 @@ ENVELOPE = re.compile(
     r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?)"
     rf"(?P<tags>(?: {_TAG})*)\] ?"
 )
+GPU_PREFIX = re.compile(r"\[(gpu(?:_id)?=\d+)\] ")
+"""SGLang 0.2's prefix (``[gpu=3] Load weight begin.``): no time, the rank as its GPU."""
 EMBEDDED = re.compile(rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{{1,6}})?(?: {_TAG})*\] ")
 _TAIL = re.compile(rf"(?:[.,]\d{{1,6}})?((?: {_TAG})*)")
 # A logging config that adds level and source (``WARNING server_args.py:1780: ...``), or
@@ -137,6 +139,14 @@ def _launch(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
     return (Marker.RUN_STARTED, StageHit(Stage.ARGS, "args"), sglang_args(msg))
 
 
+_BUSY = re.compile(r"#new-seq: (?:[2-9]|\d\d)|#(?:running|queue)-req: [1-9]")
+
+
+def _prefill(msg: str) -> Marker:
+    """A prefill batch; the warm-up is one request alone, more at once is traffic."""
+    return Marker.TRAFFIC if _BUSY.search(msg) else Marker.BATCH
+
+
 def _fixed(*hits: Hit) -> Callable[..., tuple[Hit, ...]]:
     return lambda _msg, _match: hits
 
@@ -173,7 +183,8 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"The server is fired up and ready to roll", _fixed(Marker.READY)),
         (r"Dummy health check server started", _fixed(Marker.NODE_READY)),
         (r"Decode batch", lambda msg, _m: (decode_hit(msg),)),
-        (r"Prefill batch", _fixed(Marker.BATCH)),
+        (r"Prefill batch", lambda msg, _m: (_prefill(msg),)),
+        (r"Decode out of memory happened", _fixed(Marker.TRAFFIC)),
         (r"SIGTERM received", _fixed(StopHit("SIGTERM received"))),
         (r"Start of pd disaggregation warmup", _fixed(StageHit(Stage.WARMUP, "pd_warmup"))),
     )

@@ -65,6 +65,15 @@ def rank_of(prefix: re.Match[str]) -> str:
     return f"{proc} pid={pid}" if ip is None else f"{proc} pid={pid} ip={ip}"
 
 
+_LIBRARY = re.compile(r"Custom allreduce is disabled|vLLM is using nccl==|Found nccl from library")
+"""Messages of vLLM's distributed code, which SGLang (0.2 to 0.3) used and logged as its own."""
+
+
+def library_message(msg: str) -> bool:
+    """True for a message other engines print through vLLM's code (it names no engine)."""
+    return _LIBRARY.match(msg) is not None
+
+
 def server_source(envelope: str) -> bool:
     """True when a line's envelope names a module of vLLM's server or engine."""
     return _SERVER_SOURCE.search(envelope) is not None
