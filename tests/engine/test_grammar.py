@@ -49,6 +49,7 @@ def stage_of(line: str) -> Stage | None:
         ("sglang-1  | [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
         ("2025-11-29T14:35:01.5Z [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
         ("[2025-11-29 16:35:01] [2025-11-29 01:35:01 TP2] Init parallel begin.", "TP2"),
+        ("[gpu=3] Load weight begin. avail mem=21.65 GB", "gpu=3"),
         ("(Worker_TP3 pid=99) INFO 03-08 08:22:31 [parallel_state.py:1] world_size=4 rank=3 "
          "local_rank=3 distributed_init_method=tcp://x backend=nccl", "Worker_TP3"),
         ("(VllmWorker rank=2 pid=5) INFO 08-13 17:18:34 [loader.py:1] Starting to load model m...",
@@ -420,6 +421,9 @@ def test_a_nested_prefix_still_reads_the_milestone() -> None:
     [
         "INFO 03-07 09:19:58 __init__.py:190] Automatically detected platform cuda.",
         "INFO 03-07 09:19:58 weight_utils.py:1] Using model weights format ['*.safetensors']",
+        "WARNING 08-23 11:04:07 custom_all_reduce.py:118] Custom allreduce is disabled because "
+        "it's not supported on more than two PCIe-only GPUs.",
+        "INFO 08-23 11:04:07 pynccl.py:63] vLLM is using nccl==2.20.5",
     ],
 )
 def test_vllm_import_noise_does_not_decide_the_engine(line: str) -> None:
