@@ -50,6 +50,8 @@ def stage_of(line: str) -> Stage | None:
         ("2025-11-29T14:35:01.5Z [2025-11-29 14:35:01 TP2] Init parallel begin.", "TP2"),
         ("[2025-11-29 16:35:01] [2025-11-29 01:35:01 TP2] Init parallel begin.", "TP2"),
         ("[gpu=3] Load weight begin. avail mem=21.65 GB", "gpu=3"),
+        ("^[[36m(Worker_TP1 pid=99)^[[0m INFO 03-25 08:34:16 [gpu_model_runner.py:1140] Model "
+         "loading took 40.3172 GB and 35.573925 seconds", "Worker_TP1"),
         ("(Worker_TP3 pid=99) INFO 03-08 08:22:31 [parallel_state.py:1] world_size=4 rank=3 "
          "local_rank=3 distributed_init_method=tcp://x backend=nccl", "Worker_TP3"),
         ("(VllmWorker rank=2 pid=5) INFO 08-13 17:18:34 [loader.py:1] Starting to load model m...",
@@ -245,6 +247,8 @@ def test_traceback_lines_belong_to_the_rank_that_started_it() -> None:
         ("ValueError: No supported config format found in /models/mistral-7b",
          FailureKind.WEIGHTS_MISSING, False),
         ("OSError: [Errno 12] Cannot allocate memory", FailureKind.OOM, False),
+        ("ValueError: Ran out of memory in memory space vmem while allocating on stack",
+         FailureKind.OOM, False),
         ("RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for "
          "details)", FailureKind.NCCL, False),
         ("Memory access fault by GPU node-8 (Agent handle: 0x636e3add6120) on address "

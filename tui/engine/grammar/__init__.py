@@ -26,6 +26,8 @@ _VLLM_PROCS = re.compile(
 _TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r'\s*File "[^"]*/(sglang|vllm)/(?:srt/|entrypoints/|engine/|v1/|launch_server)')
 _GLOBAL_RANK = re.compile(r"world_size=\d+ rank=(\d+)")
+_CARET_ESCAPE = re.compile(r"\^\[\[[0-9;]*[A-Za-z]")
+"""A terminal escape written out in caret notation (``^[[36m``), as pasted from a pager."""
 _NCCL_INIT = (StageHit(Stage.DISTRIBUTED_INIT, "nccl_info"),)
 MAX_SHARED = 512
 """Processes under a shared name remembered for a rename."""
@@ -54,6 +56,9 @@ class LineGrammar:
         and at most ``MAX_LAYERS`` of them: a hostile line may stack thousands."""
         layers = 0
         while layers < MAX_LAYERS:
+            if line[:2] == "^[":  # colours pasted as text (``cat -v``): ``^[[36m(Worker pid=7)``
+                line, layers = _CARET_ESCAPE.sub("", line), layers + 1
+                continue
             if line[:1] == "[":
                 restamped = _restamped(line)
                 if restamped is not None:  # a collector's stamp in SGLang's own form

@@ -172,7 +172,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"OutOfMemoryError|(?:CUDA|HIP|NPU|XPU|MUSA|GPU|[Dd]evice) out of memory|"
             r"out of memory\. Tried to allocate|Not enough memory\. Please try to increase|"
             r"not enough GPU memory|No available memory for the cache blocks|"
-            r"\[Errno 12\] Cannot allocate memory|"
+            r"\[Errno 12\] Cannot allocate memory|Ran out of memory in memory space|"
             r"runs out of memory|(?:Prefill|Decode) out of memory(?! happened)|"
             r"Free memory on device .* is less than desired GPU memory utilization|"
             r"larger than the available KV cache memory",
