@@ -708,3 +708,15 @@ def test_traffic_without_the_ready_line_shows_the_rank_serving(message: str, sta
     snapshot, _ = run_text(sglang_lines(message))
     assert snapshot.last_stage is stage
     assert snapshot.failure is None
+
+
+def test_an_answered_vllm_request_without_the_ready_line_shows_it_serving() -> None:
+    lines = (
+        "(APIServer pid=1) INFO 04-16 10:32:00 [api_server.py:1] vLLM API server version 0.8.4",
+        "(APIServer pid=1) INFO 04-16 10:32:01 [utils.py:1] non-default args: {'model': 'm'}",
+        "(APIServer pid=1) INFO 04-16 10:32:17 [launcher.py:34] Route: /health, Methods: GET",
+        '(APIServer pid=1) INFO:     10.0.0.9:50301 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    )
+    snapshot, _ = run_text("\n".join(lines) + "\n")
+    assert snapshot.last_stage is Stage.SERVING
+    assert snapshot.outcome.value == "incomplete"  # the ready line itself was not seen

@@ -435,8 +435,10 @@ class StartupModel:
     def _generation_seen(self, hit: RequestHit, when: LogTime) -> None:
         if self.ready_line_seen:
             self._serve(when)
-        elif 200 <= hit.status < 300 and self.last_stage() in _NOT_STARTED:
-            # the log began after start-up (no stage line before an answered request): serving
+        elif 200 <= hit.status < 300 and (
+            self.engine == "vllm" or self.last_stage() in _NOT_STARTED
+        ):  # the log began after start-up (no stage line before an answered request), or it
+            # lost vLLM's ready line (uvicorn answers nothing before it): serving
             rank = self.rank_zero(when)
             self._on_stage(StageHit(Stage.SERVING, "request"), At(_NO_LINE, rank, when))
 
