@@ -475,15 +475,13 @@ class StartupModel:
             self.failures.progressed()
             self.events.append(ev.ReadyLineSeen(when.line, None, when.ts))
             self._enter_all(Stage.READY, when)
-        elif hit is Marker.BATCH or (hit is Marker.TRAFFIC and self.ready_line_seen):
+        elif hit is Marker.BATCH or hit is Marker.TRAFFIC:
             if self.ready_line_seen:
                 self._serve(when)
-            else:  # the warm-up request
-                warming = rank or self.rank_zero(when)
-                self._on_stage(StageHit(Stage.WARMUP, "batch"), At(_NO_LINE, warming, when))
-        elif hit is Marker.TRAFFIC:  # the ready line is not in this log: the rank is serving
-            serving = rank or self.rank_zero(when)
-            self._on_stage(StageHit(Stage.SERVING, "traffic"), At(_NO_LINE, serving, when))
+            else:  # a lone batch is the warm-up request; traffic means the log began later
+                stage = Stage.WARMUP if hit is Marker.BATCH else Stage.SERVING
+                busy = rank or self.rank_zero(when)
+                self._on_stage(StageHit(stage, hit.value), At(_NO_LINE, busy, when))
         elif hit is Marker.NODE_READY and self.node_ready_at is None:
             self.node_ready_ts = when.ts if when.ts is not None else self.last_ts
             self.node_ready_at = when.at

@@ -219,14 +219,14 @@ class Scanner:
         model.requests += requests
         self._absorb(lines, start, owners, cut, now)
 
-    def fast_allowed(self) -> bool:
-        """The fast paths apply to an SGLang log while serving, with no hard failure
+    def fast_allowed(self, engine: str = "sglang") -> bool:
+        """The fast paths apply to a log of ``engine`` while serving, with no hard failure
         still gathering lines (those lines go to the failure tracker one by one)."""
         model = self.model
         failures = model.failures
         return (
             model.serving
-            and self.grammar.engine == "sglang"
+            and self.grammar.engine == engine
             and not (failures.open and failures.current(True) is not None)
         )
 
@@ -280,14 +280,7 @@ class Scanner:
     def vllm_fast_allowed(self) -> bool:
         """``fast_allowed`` for a vLLM log, outside a traceback (its bare lines are its
         rank's)."""
-        model = self.model
-        failures = model.failures
-        return (
-            model.serving
-            and self.grammar.engine == "vllm"
-            and not self.grammar.in_traceback
-            and not (failures.open and failures.current(True) is not None)
-        )
+        return self.fast_allowed("vllm") and not self.grammar.in_traceback
 
     def _plain_request(self, line: str, start: int) -> RequestHit | None:
         """The request of an access line whose client address starts at ``start``, if the
