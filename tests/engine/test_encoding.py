@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import run_chunks, run_text
 from tui.engine.encoding import StreamDecoder
+from tui.engine.feed import LogEngine
 from tui.engine.stages import FailureKind, Stage
 
 LOG = (
@@ -54,3 +55,8 @@ def test_a_run_of_nuls_is_not_taken_for_utf_16() -> None:
 def test_any_bytes_after_a_utf_16_mark_never_raise(chunks: list[bytes]) -> None:
     snapshot, _ = run_chunks([codecs.BOM_UTF16_LE, *chunks])
     assert snapshot.lines >= 0
+    engine = LogEngine(keep_lines=True)
+    kept = [
+        line.text for chunk in [codecs.BOM_UTF16_LE, *chunks] for line in engine.feed(chunk).lines
+    ]
+    assert not any(ord(c) < 32 and c != "\t" for text in kept for c in text)  # still sanitized
