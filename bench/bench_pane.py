@@ -24,14 +24,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.ui.fakes import FakeLink  # noqa: E402
-from tui.app.app import MonitorApp  # noqa: E402
-from tui.app.bench_messages import BenchLevelFinished, BenchProgressed, BenchStarted  # noqa: E402
-from tui.app.model import Target  # noqa: E402
-from tui.app.screens.compare import compare_table  # noqa: E402
-from tui.app.sources import ScriptedSource  # noqa: E402
-from tui.engine.compare import RunColumn, compare_rows  # noqa: E402
-from tui.engine.official_bench import parse_summary  # noqa: E402
+from tests.ui.fakes import FakeLink
+from tui.app.bench.bench_messages import BenchLevelFinished, BenchProgressed, BenchStarted
+from tui.app.bench.compare_screen import compare_table
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
+from tui.engine.bench.official_bench import parse_summary
+from tui.engine.bench.run_compare import RunColumn, compare_rows
 
 LEVELS = (1, 2, 4, 8, 16)
 SUMMARY = "\n".join(

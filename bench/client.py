@@ -28,7 +28,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tui.io.bench_client import BenchClient, Workload  # noqa: E402
+from tui.io.bench.bench_client import BenchClient, Workload
 
 
 def _free_port() -> int:

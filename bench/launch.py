@@ -24,11 +24,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tui.engine.launch_plan import LaunchSpec  # noqa: E402
-from tui.io.launch_node import Node  # noqa: E402
-from tui.io.launcher import Launcher  # noqa: E402
-from tui.io.local import LocalTransport  # noqa: E402
-from tui.io.transport import Transport  # noqa: E402
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.io.launch.launch_node import Node
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.transport import Transport
 
 COMMAND = ("sh", "-c", "sleep 600 & sleep 600; wait")
 
@@ -71,7 +71,7 @@ async def measure(label: str, transport: Transport, cycles: int, log_dir: Path) 
 @contextlib.asynccontextmanager
 async def _ssh(workdir: Path) -> AsyncIterator[Transport]:
     from tests.sshd import running_server
-    from tui.io.ssh import SshTransport, connect
+    from tui.io.transport.ssh import SshTransport, connect
 
     with running_server(workdir) as server:
         transport = SshTransport(await connect(server.target()))

@@ -20,12 +20,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from tui.app.app import MonitorApp
-from tui.app.cluster_link import ClusterLink
-from tui.app.model import ConnectionState, Target
-from tui.app.sources import ScriptedSource
-from tui.engine.cluster import ClusterEngine
-from tui.engine.feed import LogEngine
+from tui.app.feed.cluster_link import ClusterLink
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import ConnectionState, Target
+from tui.engine.cluster.cluster_engine import ClusterEngine
+from tui.engine.logs.log_engine import LogEngine
 from tui.sim.config import SimConfig
 from tui.sim.sglang_startup import build_sglang
 from tui.sim.timeline import Log, Raw

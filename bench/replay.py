@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 
 from tui.commands.replay import CHUNK
-from tui.engine.feed import LogEngine
+from tui.engine.logs.log_engine import LogEngine
 
 TP = 8
 _BASELINE = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)((?: [A-Z_]+\d+)*)\] (.*)")

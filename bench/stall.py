@@ -29,13 +29,13 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui.engine.estimate import Expectations, RunRecord, expectations_for
-from tui.engine.feed import LogEngine
-from tui.engine.fingerprint import Fingerprint, fingerprint_of
-from tui.engine.snapshot import Snapshot
-from tui.engine.stages import Outcome, Stage
-from tui.engine.stall import RankHealth, StallPolicy, assess
-from tui.io.history_store import connect, record_startup, runs
+from tui.engine.judge.stall import RankHealth, StallPolicy, assess
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Outcome, Stage
+from tui.engine.timing.estimate import Expectations, RunRecord, expectations_for
+from tui.engine.timing.fingerprint import Fingerprint, fingerprint_of
+from tui.io.store.history_store import connect, record_startup, runs
 
 POLL = 0.02
 FLOOR = 60.0

@@ -36,9 +36,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.sshd import TestServer, start_server  # noqa: E402
-from tui.io.events import Chunk  # noqa: E402
-from tui.io.session import HostSession, SshConnector  # noqa: E402
+from tests.sshd import TestServer, start_server
+from tui.io.transport.host_session import HostSession, SshConnector
+from tui.io.transport.link_events import Chunk
 
 HEADER = b"[2025-01-01 00:00:00] server_args=ServerArgs(model_path='bench/model', tp_size=8)\n"
 READY = b"[2025-01-01 00:09:00] The server is fired up and ready to roll!\n"
@@ -210,9 +210,9 @@ import asyncio, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from tests.sshd import TestServer
-from tui.io.events import Chunk
-from tui.io.session import HostSession, SshConnector
-from tui.io.ssh import SshTarget
+from tui.io.transport.link_events import Chunk
+from tui.io.transport.host_session import HostSession, SshConnector
+from tui.io.transport.ssh import SshTarget
 
 async def main() -> None:
     target = SshTarget(sys.argv[2], config_path=Path(sys.argv[3]))

@@ -24,10 +24,10 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from tui.io.local import LocalTransport
-from tui.io.ssh import SshTarget, SshTransport, connect
-from tui.io.telemetry import TelemetryChannel, TelemetrySettings
-from tui.io.transport import Transport
+from tui.io.gpu.gpu_telemetry import TelemetryChannel, TelemetrySettings
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.ssh import SshTarget, SshTransport, connect
+from tui.io.transport.transport import Transport
 
 EMITTER = """
 import sys, time
@@ -47,7 +47,7 @@ while True:
 
 SERVER = """
 import asyncio, json, sys
-from tui.io.embedded_server import EmbeddedSshServer
+from tui.io.transport.embedded_sshd import EmbeddedSshServer
 
 async def main():
     async with EmbeddedSshServer() as server:

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from textual.message import Message
 
-from tui.app.app import MonitorApp
-from tui.app.engine_link import EngineAdapter
-from tui.app.messages import ChunkReceived
-from tui.app.model import ConnectionState, Target
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_messages import ChunkReceived
+from tui.app.monitor.view_model import ConnectionState, Target
 
 RANKS = 8
 CHUNK = 65536

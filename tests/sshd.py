@@ -31,8 +31,8 @@ from pathlib import Path
 import asyncssh
 
 from tests.net import free_port
-from tui.io.embedded_server import EmbeddedSshServer
-from tui.io.ssh import SshTarget
+from tui.io.transport.embedded_sshd import EmbeddedSshServer
+from tui.io.transport.ssh import SshTarget
 
 SSHD_CANDIDATES = (Path("/usr/sbin/sshd"), Path("/usr/local/sbin/sshd"), Path("/sbin/sshd"))
 READY_TIMEOUT = 10.0
@@ -235,8 +235,16 @@ def start_openssh(workdir: Path, alias: str = "bringup-test") -> TestServer:
     _wait_listening(port, process, log)
     return _finish(
         TestServer(
-            "openssh", "127.0.0.1", port, getpass.getuser(), client_key,
-            workdir / "known_hosts", workdir / "ssh_config", alias, _public(host_key), workdir,
+            "openssh",
+            "127.0.0.1",
+            port,
+            getpass.getuser(),
+            client_key,
+            workdir / "known_hosts",
+            workdir / "ssh_config",
+            alias,
+            _public(host_key),
+            workdir,
             _process=process,
         )
     )
@@ -278,8 +286,16 @@ def start_embedded(workdir: Path, alias: str = "bringup-test") -> TestServer:
     public = info.known_hosts.read_text().split(None, 1)[1].strip()
     return _finish(
         TestServer(
-            "embedded", info.host, info.port, info.username, info.client_key,
-            workdir / "known_hosts", workdir / "ssh_config", alias, public, workdir,
+            "embedded",
+            info.host,
+            info.port,
+            info.username,
+            info.client_key,
+            workdir / "known_hosts",
+            workdir / "ssh_config",
+            alias,
+            public,
+            workdir,
             _embedded=embedded,
         )
     )

@@ -351,8 +351,8 @@ def test_documentation_covers_every_field_and_its_example_loads() -> None:
 def test_the_examples_launch_command_fills_every_placeholder() -> None:
     from datetime import datetime
 
-    from tui.engine.launch_plan import plan_launch
-    from tui.io.launch_profile import spec_from_profile
+    from tui.engine.launch.launch_plan import plan_launch
+    from tui.io.launch.launch_profile import spec_from_profile
 
     profile = parse(example_text()).profile()
     (node,) = plan_launch(spec_from_profile(profile), ["/home/me"], datetime(2026, 1, 2, 3, 4, 5))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tui.engine.events import Event
-from tui.engine.feed import LogEngine
-from tui.engine.snapshot import Snapshot
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.startup.log_events import Event
+from tui.engine.startup.snapshot import Snapshot
 
 
 def fixed_clock() -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from tui.engine.cluster import ClusterEngine, ClusterUpdate
+from tui.engine.cluster.cluster_engine import ClusterEngine, ClusterUpdate
 from tui.sim.config import SimConfig
 from tui.sim.sglang_startup import build_sglang
 from tui.sim.timeline import Log, Raw

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tui.engine.estimate import RunRecord, run_record
-from tui.engine.fingerprint import Fingerprint
-from tui.engine.snapshot import RankState, ServerInfo, Snapshot, StageSpan
-from tui.engine.stages import Outcome, Stage
+from tui.engine.startup.snapshot import RankState, ServerInfo, Snapshot, StageSpan
+from tui.engine.startup.vocabulary import Outcome, Stage
+from tui.engine.timing.estimate import RunRecord, run_record
+from tui.engine.timing.fingerprint import Fingerprint
 
 STARTUP: tuple[Stage, ...] = (
     Stage.PROCESS_START,

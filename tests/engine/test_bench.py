@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.engine.bench import (
+from tui.engine.bench.bench_math import (
     Chunk,
     Distribution,
     RequestRecord,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tui.data.prompts import PromptFileError, builtin_prompts, load_prompts, workload_prompts
-from tui.engine.bench_stream import (
+from tui.engine.bench.bench_stream import (
     StreamReader,
     accept_length_between,
     request_body,

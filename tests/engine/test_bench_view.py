@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.engine.bench_view import (
+from tui.engine.bench.bench_view import (
     LevelExtras,
     accept_view,
     accepts_between,
@@ -14,9 +14,9 @@ from tui.engine.bench_view import (
     throughputs,
     token_view,
 )
-from tui.engine.decode import RING, DecodeTracker
-from tui.engine.grammar.hits import SpecHit
-from tui.engine.snapshot import DecodeSummary
+from tui.engine.servers.hits import SpecHit
+from tui.engine.startup.decode_stats import RING, DecodeTracker
+from tui.engine.startup.snapshot import DecodeSummary
 
 
 def _tracker(values: list[float]) -> DecodeTracker:

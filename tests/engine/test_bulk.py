@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import SERVING_START, read_after, sglang_lines
-from tui.engine import bulk
-from tui.engine.events import DecodeStats, Event
-from tui.engine.snapshot import Snapshot
+from tui.engine.logs import bulk_read as bulk
+from tui.engine.startup.log_events import DecodeStats, Event
+from tui.engine.startup.snapshot import Snapshot
 
 READY = SERVING_START + sglang_lines("Load weight begin. avail mem=70.00 GB", rank="TP1")
 

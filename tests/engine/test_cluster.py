@@ -1,18 +1,18 @@
-"""Multi-node start-ups: one LogEngine per node merged into one model (``tui.engine.cluster``)."""
+"""Multi-node start-ups: one LogEngine per node merged into one model."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.engine.multinode_logs import FakeClock, end_of, node_log, play
-from tui.engine import events as ev
-from tui.engine.cluster import AllNodesReady, ClusterEngine, NodeJoined, skew_label
-from tui.engine.estimate import default_expectations
-from tui.engine.feed import LogEngine
-from tui.engine.snapshot import RankState, Snapshot
-from tui.engine.stages import Outcome, Stage, Verdict
-from tui.engine.stall import RankHealth, StallPolicy, assess
-from tui.engine.verdict import HealthState, decide_verdict
+from tui.engine.cluster.cluster_engine import AllNodesReady, ClusterEngine, NodeJoined, skew_label
+from tui.engine.judge.stall import RankHealth, StallPolicy, assess
+from tui.engine.judge.verdict import HealthState, decide_verdict
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.startup import log_events as ev
+from tui.engine.startup.snapshot import RankState, Snapshot
+from tui.engine.startup.vocabulary import Outcome, Stage, Verdict
+from tui.engine.timing.estimate import default_expectations
 
 NODE1 = (
     "[2026-01-01 10:00:00] server_args={'tp_size': 16, 'nnodes': 2, 'node_rank': 1}\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.engine.compare import (
+from tui.engine.bench.run_compare import (
     BenchLevel,
     Judgement,
     RunColumn,

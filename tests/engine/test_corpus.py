@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import shared_dir
 from tests.engine.engine_helpers import run_chunks
-from tui.engine.snapshot import Snapshot
+from tui.engine.startup.snapshot import Snapshot
 
 
 def _entries() -> list[dict[str, Any]]:

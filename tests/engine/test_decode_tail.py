@@ -5,18 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.engine.bench_view import accepts_between
-from tui.engine.decode import DecodeTracker
-from tui.engine.decode_tail import (
-    LABELS,
-    RING,
-    TAIL_LINES,
-    Block,
-    FigureTail,
-    Slot,
-)
-from tui.engine.grammar.hits import DecodeHit, SpecHit
-from tui.engine.snapshot import DecodeSummary, FigureSlots
+from tui.engine.bench.bench_view import accepts_between
+from tui.engine.servers.hits import DecodeHit, SpecHit
+from tui.engine.startup.decode_stats import DecodeTracker
+from tui.engine.startup.decode_tail import LABELS, RING, TAIL_LINES, Block, FigureTail, Slot
+from tui.engine.startup.snapshot import DecodeSummary, FigureSlots
 
 LINES = [
     "[2026-01-01 00:00:00 TP0] Decode batch, accept len: 2.50, accept rate: 0.61, "

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import run_chunks, run_text
-from tui.engine.encoding import StreamDecoder
-from tui.engine.feed import LogEngine
-from tui.engine.stages import FailureKind, Stage
+from tui.engine.logs.encoding import StreamDecoder
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.startup.vocabulary import FailureKind, Stage
 
 LOG = (
     "(APIServer pid=1) INFO 06-17 11:25:22 [api_utils.py:273] non-default args: {'model': 'm'}\n"

@@ -9,7 +9,9 @@ import random
 import pytest
 
 from tests.engine.startup_factory import FP, USUAL, finished_run, rank_at, snapshot_of
-from tui.engine.estimate import (
+from tui.engine.startup.snapshot import ServerInfo
+from tui.engine.startup.vocabulary import Outcome, Stage
+from tui.engine.timing.estimate import (
     DEFAULT_SPLIT,
     Basis,
     default_expectations,
@@ -18,10 +20,8 @@ from tui.engine.estimate import (
     rank_timing,
     run_record,
 )
-from tui.engine.fingerprint import Fingerprint, fingerprint_of, similarity
-from tui.engine.snapshot import ServerInfo
-from tui.engine.spread import Spread, range_label, without_outliers
-from tui.engine.stages import Outcome, Stage
+from tui.engine.timing.fingerprint import Fingerprint, fingerprint_of, similarity
+from tui.engine.timing.spread import Spread, range_label, without_outliers
 
 
 def test_default_split_covers_the_whole_start() -> None:

@@ -7,9 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import SERVING_START, fixed_clock
-from tui.engine.events import Event
-from tui.engine.feed import LogEngine
-from tui.engine.grammar.shapes import (
+from tui.engine.logs.line_scan import Scanner
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.logs.sanitize import cap_line, split_lines, suspect_chars
+from tui.engine.servers.sglang.sglang_shapes import (
     ACCESS,
     DECODE,
     OTHER,
@@ -19,9 +20,8 @@ from tui.engine.grammar.shapes import (
     shape_of,
     valid_stamp,
 )
-from tui.engine.sanitize import cap_line, split_lines, suspect_chars
-from tui.engine.scan import Scanner
-from tui.engine.snapshot import Snapshot
+from tui.engine.startup.log_events import Event
+from tui.engine.startup.snapshot import Snapshot
 
 READY = SERVING_START
 
@@ -145,7 +145,7 @@ VLLM_TRICKY = [
     '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /v1/failed/{s} HTTP/1.1" 404 Not Found',
     '(APIServer pid=1) INFO:     [::1]:5 - "GET /metrics HTTP/1.1" 200 OK',
     '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK Traceback (most',
-    '(APIServer pid=1) INFO:     127.0.0.1:5 - not an access line',
+    "(APIServer pid=1) INFO:     127.0.0.1:5 - not an access line",
     'INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK [2026-01-01 00:00:{s:02d} TP0] Load weight '
     "begin. avail mem=9.0 GB",
     '(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /x HTTP/1.1" 200 OK 50%|##| 1/2 [00:01]',
@@ -167,8 +167,7 @@ VLLM_TRICKY = [
     "RuntimeError: boom {s}",
     "(EngineCore_DP0 pid=2) ERROR 03-19 06:{s:02d}:40 [core.py:1] EngineCore encountered a "
     "fatal error.",
-    "(APIServer pid=1) INFO 03-19 06:{s:02d}:50 [launcher.py:1] Shutting down FastAPI HTTP "
-    "server.",
+    "(APIServer pid=1) INFO 03-19 06:{s:02d}:50 [launcher.py:1] Shutting down FastAPI HTTP server.",
     "(APIServer pid=1) INFO 03-19 06:{s:02d}:55 [api_server.py:1] vLLM API server version 0.11.0",
     "(APIServer pid=1) INFO:     Application startup complete.",
 ]

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import fixed_clock, run_chunks, run_text, sglang_lines
-from tui.engine.events import EngineDetected, StageEntered, StageProgressed
-from tui.engine.feed import LogEngine
-from tui.engine.sanitize import MAX_LINE_CHARS
-from tui.engine.snapshot import Failure, Snapshot
-from tui.engine.stages import FailureKind, Stage
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.logs.sanitize import MAX_LINE_CHARS
+from tui.engine.startup.log_events import EngineDetected, StageEntered, StageProgressed
+from tui.engine.startup.snapshot import Failure, Snapshot
+from tui.engine.startup.vocabulary import FailureKind, Stage
 
 MILESTONES = [
     "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/m', tp_size=2)",
@@ -215,15 +215,12 @@ def failure_of(*lines: str) -> Failure:
 
 def test_a_traceback_inside_graph_capture_is_a_cuda_graph_failure() -> None:
     failure = failure_of(
-        "[2024-10-22 06:31:49 TP0] Capture cuda graph begin. This can take up to several "
-        "minutes.",
-        "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call "
-        "last):",
+        "[2024-10-22 06:31:49 TP0] Capture cuda graph begin. This can take up to several minutes.",
+        "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call last):",
         '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 147, in '
         "__init__",
         "    self.capture()",
-        '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 190, in '
-        "capture",
+        '  File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 190, in capture',
         "    out = self.capture_one_batch_size(bs, forward)",
         "AssertionError: shape mismatch",
     )
@@ -232,8 +229,7 @@ def test_a_traceback_inside_graph_capture_is_a_cuda_graph_failure() -> None:
 
 def test_a_cause_named_by_the_exception_outranks_the_capture_frames() -> None:
     failure = failure_of(
-        "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call "
-        "last):",
+        "[2024-10-22 06:31:49 TP0] Scheduler hit an exception: Traceback (most recent call last):",
         '  File "/sgl/srt/model_executor/cuda_graph_runner.py", line 190, in capture',
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
     )
@@ -245,8 +241,7 @@ def test_the_parents_sigquit_gives_the_failure_to_the_child_rank() -> None:
         "[2026-03-03 03:53:36 TP3] Load weight begin. avail mem=70.00 GB",
         "[2026-03-03 03:53:36] Received sigquit from a child process. It usually means the "
         "child failed.",
-        "[2026-03-03 03:53:36 TP3] Scheduler hit an exception: Traceback (most recent call "
-        "last):",
+        "[2026-03-03 03:53:36 TP3] Scheduler hit an exception: Traceback (most recent call last):",
         '  File "/sgl/srt/managers/scheduler.py", line 1, in run_scheduler_process',
         "ValueError: bad weight",
     )
@@ -515,9 +510,12 @@ def test_a_refused_generation_or_a_health_check_is_not_serving(first: str) -> No
 
 
 def test_the_warm_up_request_of_a_whole_log_is_not_serving() -> None:
-    text = sglang_lines(
-        "Capture cuda graph end. Time elapsed: 12.96 s. mem usage=0.72 GB. avail mem=8.28 GB.",
-    ) + '[2025-08-02 19:24:20] INFO:     127.0.0.1:4 - "POST /generate HTTP/1.1" 200 OK\n'
+    text = (
+        sglang_lines(
+            "Capture cuda graph end. Time elapsed: 12.96 s. mem usage=0.72 GB. avail mem=8.28 GB.",
+        )
+        + '[2025-08-02 19:24:20] INFO:     127.0.0.1:4 - "POST /generate HTTP/1.1" 200 OK\n'
+    )
     snapshot, _ = run_text(text)
     assert snapshot.last_stage is Stage.CUDA_GRAPH
 
@@ -627,10 +625,16 @@ def _traceback_alone(*frames: str, cause: str = "ValueError: no backend") -> str
 @pytest.mark.parametrize(
     ("frames", "cause", "stage"),
     [
-        (("run_scheduler_process", "init_cuda_graphs", "warmup"), "ValueError: no backend",
-         Stage.CUDA_GRAPH),
-        (("run_scheduler_process", "init_torch_distributed", "initialize_model_parallel"),
-         "RuntimeError: NCCL error: unhandled system error", Stage.DISTRIBUTED_INIT),
+        (
+            ("run_scheduler_process", "init_cuda_graphs", "warmup"),
+            "ValueError: no backend",
+            Stage.CUDA_GRAPH,
+        ),
+        (
+            ("run_scheduler_process", "init_torch_distributed", "initialize_model_parallel"),
+            "RuntimeError: NCCL error: unhandled system error",
+            Stage.DISTRIBUTED_INIT,
+        ),
         (("run_scheduler_process", "forward"), "ValueError: no backend", None),
     ],
     ids=["graphs", "distributed-named-cause", "nothing-known"],
@@ -656,8 +660,8 @@ def test_frames_past_a_rank_s_last_milestone_show_where_it_failed() -> None:
 @pytest.mark.parametrize(
     ("top", "kind"),
     [
-        ("pynccl_wrapper.py\", line 290 in ncclAllReduce", FailureKind.NCCL),
-        ("model_runner.py\", line 90 in forward", FailureKind.TRACEBACK_OTHER),
+        ('pynccl_wrapper.py", line 290 in ncclAllReduce', FailureKind.NCCL),
+        ('model_runner.py", line 90 in forward', FailureKind.TRACEBACK_OTHER),
     ],
     ids=["inside-nccl", "elsewhere"],
 )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.engine.gpu import (
+from tui.engine.gpu.gpu_csv import (
     GpuSample,
     NoTelemetryKind,
     QueryGpuStream,
@@ -19,9 +19,7 @@ from tui.engine.gpu import (
     query_columns,
 )
 
-LIVE = query_columns(
-    "index,uuid,name,memory.used,memory.total,utilization.gpu,power.draw"
-)
+LIVE = query_columns("index,uuid,name,memory.used,memory.total,utilization.gpu,power.draw")
 UUID = "GPU-e631629d-2256-277a-404b-d2ae4d3da19f"
 
 
@@ -64,7 +62,10 @@ def test_query_fixture_peak_row_is_exact(h200: Path) -> None:
 def test_header_names_drop_units_and_keep_renamed_columns() -> None:
     line = "timestamp, memory.used [MiB], clocks.current.sm [MHz], temperature.gpu"
     assert header_columns(line) == (
-        "timestamp", "memory.used", "clocks.current.sm", "temperature.gpu"
+        "timestamp",
+        "memory.used",
+        "clocks.current.sm",
+        "temperature.gpu",
     )
     assert header_columns("0, GPU-x, NVIDIA H200") is None
 
@@ -155,8 +156,10 @@ DRIVER = (
         ("bash: line 1: nvidia-smi: command not found", NoTelemetryKind.NOT_INSTALLED),
         ("sh: 1: nvidia-smi: not found", NoTelemetryKind.NOT_INSTALLED),
         ('Field "power.draw.instant" is not a valid field to query.', NoTelemetryKind.UNSUPPORTED),
-        ("Unable to determine the device handle for GPU0000:00:06.0: Unknown Error",
-         NoTelemetryKind.GPU_LOST),
+        (
+            "Unable to determine the device handle for GPU0000:00:06.0: Unknown Error",
+            NoTelemetryKind.GPU_LOST,
+        ),
         ("Insufficient Permissions", NoTelemetryKind.PERMISSION),
     ],
 )
@@ -205,8 +208,26 @@ def test_mig_process_memory_not_available() -> None:
 
 
 ROW_PIECES = st.sampled_from(
-    ["0", "7", "-1", "1e9", "[N/A]", "[Not Supported]", "[Unknown Error]", "41478 MiB",
-     "104.82 W", "0 %", "NVIDIA H200", "GPU-x", "", " ", "\x1b[31m", "9" * 400, "nan", "MiB"]
+    [
+        "0",
+        "7",
+        "-1",
+        "1e9",
+        "[N/A]",
+        "[Not Supported]",
+        "[Unknown Error]",
+        "41478 MiB",
+        "104.82 W",
+        "0 %",
+        "NVIDIA H200",
+        "GPU-x",
+        "",
+        " ",
+        "\x1b[31m",
+        "9" * 400,
+        "nan",
+        "MiB",
+    ]
 )
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tui.engine.gpu import GpuSample, parse_compute_apps, parse_query_gpu
-from tui.engine.gpu_formats import parse_dmon, parse_gpu_list, parse_query_xml, parse_summary
+from tui.engine.gpu.gpu_csv import GpuSample, parse_compute_apps, parse_query_gpu
+from tui.engine.gpu.gpu_formats import parse_dmon, parse_gpu_list, parse_query_xml, parse_summary
 
 UUID = "GPU-e631629d-2256-277a-404b-d2ae4d3da19f"
 
@@ -42,7 +42,9 @@ def _dmon(path: Path) -> None:
 def _summary(path: Path) -> None:
     report = parse_summary(path.read_text())
     assert (report.driver_version, report.cuda_version, report.failure) == (
-        "580.159.04", "13.0", None,
+        "580.159.04",
+        "13.0",
+        None,
     )
     (gpu,) = report.gpus
     assert (gpu.index, gpu.name, gpu.bus_id) == (0, "NVIDIA H200", "00000000:00:06.0")
@@ -54,7 +56,9 @@ def _summary(path: Path) -> None:
 def _xml(path: Path) -> None:
     report = parse_query_xml(path.read_text())
     assert (report.driver_version, report.cuda_version, report.failure) == (
-        "580.159.04", "13.0", None,
+        "580.159.04",
+        "13.0",
+        None,
     )
     (gpu,) = report.gpus
     assert (gpu.index, gpu.uuid, gpu.name, gpu.mig_mode) == (0, UUID, "NVIDIA H200", "Disabled")

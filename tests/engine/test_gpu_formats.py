@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.engine.gpu import NoTelemetryKind
-from tui.engine.gpu_formats import parse_dmon, parse_gpu_list, parse_query_xml, parse_summary
+from tui.engine.gpu.gpu_csv import NoTelemetryKind
+from tui.engine.gpu.gpu_formats import parse_dmon, parse_gpu_list, parse_query_xml, parse_summary
 
 MIG_LIST = """\
 GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-aaaa)
@@ -62,7 +62,10 @@ def test_summary_table_reads_gpus_and_processes() -> None:
     ]
     (app,) = report.apps
     assert (app.gpu_index, app.pid, app.process_name, app.used_memory_mib) == (
-        0, 4242, "sglang::scheduler_TP0", 70110.0,
+        0,
+        4242,
+        "sglang::scheduler_TP0",
+        70110.0,
     )
 
 
@@ -87,7 +90,10 @@ def test_xml_with_mig_reads_mode_and_processes() -> None:
     report = parse_query_xml(XML)
     (gpu,) = report.gpus
     assert (gpu.mig_mode, gpu.memory_total_mib, gpu.memory_used_mib, gpu.util_pct) == (
-        "Enabled", 81920.0, None, None,
+        "Enabled",
+        81920.0,
+        None,
+        None,
     )
     (app,) = report.apps
     assert (app.pid, app.gpu_uuid, app.used_memory_mib) == (12, "GPU-a", 1024.0)

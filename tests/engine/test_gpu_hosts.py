@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tui.engine.gpu_model import GpuSnapshot, GpuState, merged
-from tui.engine.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
+from tui.engine.gpu.gpu_state import GpuSnapshot, GpuState, merged
+from tui.engine.gpu.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
 
 
 def _host(first: int, used: float, seen_at: float | None = 10.0) -> GpuSnapshot:

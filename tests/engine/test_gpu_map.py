@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tui.engine.gpu import ComputeApp, GpuSample
-from tui.engine.gpu_map import (
+from tui.engine.gpu.gpu_csv import ComputeApp, GpuSample
+from tui.engine.gpu.gpu_map import (
     LaunchLayout,
     MapSource,
     device_for,
@@ -82,7 +82,9 @@ def test_override_wins_over_everything() -> None:
     layout = LaunchLayout(tp_size=8)
     mapped = map_ranks(TP8, gpus=GPUS, layout=layout, override={"TP0": 7})
     assert (mapped[0].gpu, mapped[0].source, mapped[0].label) == (
-        7, MapSource.OVERRIDE, "GPU 7 (override)",
+        7,
+        MapSource.OVERRIDE,
+        "GPU 7 (override)",
     )
     assert mapped[1].source is MapSource.LAUNCH
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui.engine.gpu import (
+from tui.engine.gpu.gpu_csv import (
     ComputeApp,
     GpuBatch,
     GpuSample,
@@ -13,7 +13,7 @@ from tui.engine.gpu import (
     RowProblem,
     parse_query_gpu,
 )
-from tui.engine.gpu_model import GpuTelemetry, busy_gpus
+from tui.engine.gpu.gpu_state import GpuTelemetry, busy_gpus
 
 
 class FakeClock:
@@ -25,8 +25,13 @@ class FakeClock:
 
 
 def _sample(index: int, used: float, util: float = 0.0, uuid: str = "") -> GpuSample:
-    return GpuSample(index=index, uuid=uuid or f"GPU-{index}", memory_used_mib=used,
-                     memory_total_mib=1000.0, util_pct=util)
+    return GpuSample(
+        index=index,
+        uuid=uuid or f"GPU-{index}",
+        memory_used_mib=used,
+        memory_total_mib=1000.0,
+        util_pct=util,
+    )
 
 
 def test_snapshot_holds_latest_reading_history_and_peak() -> None:

@@ -6,11 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.engine.decode_tail import slot_value
-from tui.engine.grammar import LineGrammar
-from tui.engine.grammar.args import sglang_args, vllm_args
-from tui.engine.grammar.common import failure_hit, parse_bar
-from tui.engine.grammar.hits import (
+from tui.engine.servers.common_patterns import failure_hit, parse_bar
+from tui.engine.servers.hits import (
     DecodeHit,
     FailureHit,
     Hit,
@@ -20,9 +17,12 @@ from tui.engine.grammar.hits import (
     SpecHit,
     StageHit,
 )
-from tui.engine.grammar.sglang import is_boring
-from tui.engine.grammar.wrappers import unwrap
-from tui.engine.stages import FailureKind, Stage
+from tui.engine.servers.line_grammar import LineGrammar
+from tui.engine.servers.server_args import sglang_args, vllm_args
+from tui.engine.servers.sglang.sglang_grammar import is_boring
+from tui.engine.servers.wrappers import unwrap
+from tui.engine.startup.decode_tail import slot_value
+from tui.engine.startup.vocabulary import FailureKind, Stage
 
 
 def parse(line: str, engine: str = "auto") -> tuple[str | None, tuple[Hit, ...]]:

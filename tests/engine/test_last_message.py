@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.engine.ranks import message_of
+from tui.engine.startup.rank_stages import message_of
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.engine.launch_plan import (
+from tui.engine.launch.launch_plan import (
     LaunchSpec,
     PlanError,
     expand_home,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tui.engine.launch_plan import LaunchSpec, NodePlan, plan_node
-from tui.engine.launch_preflight import RefusalKind, evaluate, needed_gpus
-from tui.engine.launch_report import parse_facts, parse_ss_line
+from tui.engine.launch.launch_plan import LaunchSpec, NodePlan, plan_node
+from tui.engine.launch.launch_preflight import RefusalKind, evaluate, needed_gpus
+from tui.engine.launch.launch_report import parse_facts, parse_ss_line
 
 NOW = datetime(2025, 3, 10, 10, 0, 0, tzinfo=timezone.utc)
 BOOT = "e70ad404-de13-44db-81c2-b91857fcbee5"

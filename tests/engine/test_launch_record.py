@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tui.engine.launch_plan import LaunchSpec, plan_node
-from tui.engine.launch_record import (
+from tui.engine.launch.launch_plan import LaunchSpec, plan_node
+from tui.engine.launch.launch_record import (
     HowEnded,
     RecordError,
     RunState,
@@ -19,8 +19,8 @@ from tui.engine.launch_record import (
     parse_record,
     run_status,
 )
-from tui.engine.launch_report import parse_facts
-from tui.engine.stages import Verdict
+from tui.engine.launch.launch_report import parse_facts
+from tui.engine.startup.vocabulary import Verdict
 
 NOW = datetime(2025, 3, 10, 10, 0, 0, tzinfo=timezone.utc)
 BOOT = "b-1"

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from tests.engine.engine_helpers import run_text, sglang_lines
-from tui.engine.events import (
+from tui.engine.startup.log_events import (
     DecodeStats,
     FailureDetected,
     RunStarted,
     ServerStopped,
     StageProgressed,
 )
-from tui.engine.stages import FailureKind, Outcome, Stage
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 
 LAUNCH = "server_args=ServerArgs(model_path='/m', tp_size=2, port=30000)"
 READY = "The server is fired up and ready to roll!"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.engine.official_bench import (
+from tui.engine.bench.official_bench import (
     OfficialRun,
     OfficialSummaryError,
     official_argv,

@@ -9,11 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.engine_helpers import SERVING_START, read_after
-from tui.engine import bulk, plain_bytes
-from tui.engine.grammar.common import _clock_seconds, _day_seconds, full_timestamp
-from tui.engine.plain_bytes import Span, odd_spans
-from tui.engine.sanitize import MAX_LINE_CHARS
-from tui.engine.scan import Scanner
+from tui.engine.logs import bulk_read as bulk
+from tui.engine.logs import plain_bytes
+from tui.engine.logs.line_scan import Scanner
+from tui.engine.logs.plain_bytes import Span, odd_spans
+from tui.engine.logs.sanitize import MAX_LINE_CHARS
+from tui.engine.servers.common_patterns import _clock_seconds, _day_seconds, full_timestamp
 
 PLAIN_BYTES = {9, *range(0x20, 0x7F)}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.engine.feed import LogEngine
+from tui.engine.logs.log_engine import LogEngine
 
 
 @pytest.mark.parametrize(

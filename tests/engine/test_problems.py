@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.engine.problems import looks_bad
+from tui.engine.logs.problem_lines import looks_bad
 
 # The plain statement of the rule: a level word, a class name ending in Error, Exception or
 # Warning, Traceback, or failed, each as a whole word.

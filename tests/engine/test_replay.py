@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.engine.engine_helpers import fixed_clock, sglang_lines
-from tui.engine.replay import replay_chunks, report_json, report_text
+from tui.engine.logs.replay_report import replay_chunks, report_json, report_text
 
 LOG = (
     sglang_lines("server_args=ServerArgs(model_path='/m', tp_size=2)", rank="")

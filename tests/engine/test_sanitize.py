@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.engine.sanitize import (
+from tui.engine.logs.sanitize import (
     cap_line,
     overlay,
     sanitize_bytes,

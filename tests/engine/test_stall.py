@@ -8,12 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.engine.startup_factory import FP, USUAL, finished_run, rank_at, snapshot_of
-from tui.engine.estimate import Expectations, expectations_for
-from tui.engine.events import MAIN
-from tui.engine.snapshot import Failure, RankState
-from tui.engine.spread import Spread
-from tui.engine.stages import FailureKind, Outcome, Stage
-from tui.engine.stall import (
+from tui.engine.judge.stall import (
     RankHealth,
     RankStalled,
     RankStatus,
@@ -22,6 +17,11 @@ from tui.engine.stall import (
     assess,
     stalled,
 )
+from tui.engine.startup.log_events import MAIN
+from tui.engine.startup.snapshot import Failure, RankState
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
+from tui.engine.timing.estimate import Expectations, expectations_for
+from tui.engine.timing.spread import Spread
 
 GRAPH_START = sum(USUAL[s] for s in USUAL if s.order < Stage.CUDA_GRAPH.order)
 LOAD_START = sum(USUAL[s] for s in USUAL if s.order < Stage.WEIGHT_LOADING.order)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.engine_helpers import run_text, sglang_lines
-from tui.engine.snapshot import Snapshot
-from tui.engine.stages import Verdict
-from tui.engine.verdict import HealthState, VerdictReport, decide_verdict
+from tui.engine.judge.verdict import HealthState, VerdictReport, decide_verdict
+from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
 
 READY = sglang_lines("The server is fired up and ready to roll!", rank="")
 STARTING = sglang_lines("Load weight begin. avail mem=70.00 GB")

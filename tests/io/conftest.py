@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.sshd import TestServer
-from tui.io.session import Backoff, HostSession, SshConnector
+from tui.io.transport.host_session import Backoff, HostSession, SshConnector
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui.io.events import Chunk, Gap, Marker, MarkerKind, TailItem
+from tui.io.transport.link_events import Chunk, Gap, Marker, MarkerKind, TailItem
 
 WRITER = r"""
 import os, sys, time

@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.sshd import proc_stats
-from tui.engine.launch_plan import LaunchSpec
-from tui.engine.launch_record import RunState, RunStatus
-from tui.io.launch_node import Node
-from tui.io.launcher import Launcher
-from tui.io.local import LocalTransport
-from tui.io.transport import CommandResult
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.engine.launch.launch_record import RunState, RunStatus
+from tui.io.launch.launch_node import Node
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.transport import CommandResult
 
 
 class EnvRunner:

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tui.io.bench_client import BenchClient, Workload
+from tui.io.bench.bench_client import BenchClient, Workload
 
 CHUNK_TOKENS = (1, 3, 2, 1, 3)  # tokens per streamed chunk after the first
 STATE: dict[str, float] = {"accepted": 100.0, "drafts": 50.0}

@@ -9,10 +9,10 @@ import pytest
 
 from tests.io.test_bench_client import server_url  # noqa: F401 (a fixture used below)
 from tui.cli import main
-from tui.engine.estimate import RunRecord, StageSample
-from tui.engine.fingerprint import Fingerprint
-from tui.engine.stages import Outcome, Stage
-from tui.io.store import RunStore, database_file
+from tui.engine.startup.vocabulary import Outcome, Stage
+from tui.engine.timing.estimate import RunRecord, StageSample
+from tui.engine.timing.fingerprint import Fingerprint
+from tui.io.store.run_store import RunStore, database_file
 
 
 @pytest.fixture(autouse=True)

@@ -32,7 +32,7 @@ import pytest
 from tests.conftest import REPO
 from tests.net import free_port
 from tui.data.prompts import workload_prompts
-from tui.io.bench_client import ROUND_TRIP_ROUNDS, BenchClient, LevelReport, Workload
+from tui.io.bench.bench_client import ROUND_TRIP_ROUNDS, BenchClient, LevelReport, Workload
 
 TTFT, DECODE, ACCEPT, OUTPUT = 0.800, 50.0, 2.5, 128
 TOLERANCE = 0.02

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from tui.io.deadline import within
+from tui.io.transport.deadline import within
 
 
 async def _poll_until_cancelled(answer: asyncio.Future[int], polls: list[int]) -> None:

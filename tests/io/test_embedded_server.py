@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tui.io.embedded_server import EmbeddedSshServer
-from tui.io.events import FailureKind
-from tui.io.ssh import ConnectError, SshTarget, SshTransport, connect
+from tui.io.transport.embedded_sshd import EmbeddedSshServer
+from tui.io.transport.link_events import FailureKind
+from tui.io.transport.ssh import ConnectError, SshTarget, SshTransport, connect
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.net import free_port
-from tui.io.health import (
+from tui.io.health.health_poll import (
     HealthChanged,
     HealthOptions,
     HealthPoller,

@@ -15,8 +15,8 @@ import pytest
 from tests.engine.startup_factory import FP, finished_run
 from tui.cli import main
 from tui.commands.history import summarize, trend
-from tui.engine.stages import FailureKind, Outcome
-from tui.io.history_store import add_run, database_path
+from tui.engine.startup.vocabulary import FailureKind, Outcome
+from tui.io.store.history_store import add_run, database_path
 
 HOSTILE_MODEL = "evil\x1b]52;c;cm0gLXJmIC8=\x07model"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.engine.startup_factory import FP, finished_run, rank_at, snapshot_of
-from tui.engine.estimate import Basis
-from tui.engine.stages import FailureKind, Outcome, Stage
-from tui.io.history_store import (
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
+from tui.engine.timing.estimate import Basis
+from tui.io.store.history_store import (
     StartupHistory,
     add_run,
     connect,

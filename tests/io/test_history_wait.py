@@ -19,11 +19,11 @@ from tests.net import free_port
 from tui.cli import main
 from tui.commands.wait import WaitPlan
 from tui.commands.wait_watch import wait_for_server
-from tui.engine.estimate import RunRecord, StageSample
-from tui.engine.fingerprint import Fingerprint
-from tui.engine.stages import Outcome, Stage
-from tui.engine.stall import StallPolicy
-from tui.io.history_store import add_run, connect, runs
+from tui.engine.judge.stall import StallPolicy
+from tui.engine.startup.vocabulary import Outcome, Stage
+from tui.engine.timing.estimate import RunRecord, StageSample
+from tui.engine.timing.fingerprint import Fingerprint
+from tui.io.store.history_store import add_run, connect, runs
 
 SCALE = 0.01
 MODEL = "Qwen/Qwen3-8B"

@@ -15,13 +15,13 @@ import pytest
 
 from tests.io.launch_support import wait_for_state
 from tests.sshd import TestServer
-from tui.engine.launch_plan import LaunchSpec
-from tui.engine.launch_record import RunState
-from tui.io.launch_node import Node
-from tui.io.launcher import Launcher
-from tui.io.local import LocalTransport
-from tui.io.ssh import SshTransport, connect
-from tui.io.transport import Transport
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.engine.launch.launch_record import RunState
+from tui.io.launch.launch_node import Node
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.ssh import SshTransport, connect
+from tui.io.transport.transport import Transport
 
 TransportFactory = Callable[[], contextlib.AbstractAsyncContextManager[Transport]]
 

@@ -17,11 +17,11 @@ from tests.io.launch_support import (
     local_launcher,
     wait_for_state,
 )
-from tui.engine.launch_preflight import RefusalKind
-from tui.engine.launch_record import HowEnded, RunState
-from tui.engine.stages import Verdict
-from tui.io.launch_kill import KillOutcome
-from tui.io.launcher import LaunchResult, ReadOnlyError
+from tui.engine.launch.launch_preflight import RefusalKind
+from tui.engine.launch.launch_record import HowEnded, RunState
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.launch.launch_kill import KillOutcome
+from tui.io.launch.launcher import LaunchResult, ReadOnlyError
 
 SLEEPERS = ("sh", "-c", "sleep 60 & sleep 60; wait")
 

@@ -14,11 +14,11 @@ import pytest
 
 from tests.io.launch_support import EnvRunner, kill_group, live_group_members
 from tests.sshd import TestServer
-from tui.engine.launch_plan import LaunchSpec
-from tui.io.launch_kill import KillOutcome
-from tui.io.launch_node import Node, Runner
-from tui.io.launcher import Launcher
-from tui.io.ssh import SshTransport, connect
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.io.launch.launch_kill import KillOutcome
+from tui.io.launch.launch_node import Node, Runner
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.ssh import SshTransport, connect
 
 COMMAND = (
     "sh",

@@ -13,14 +13,14 @@ import pytest
 from tests.io.launch_support import kill_group, live_group_members, wait_for_state
 from tests.net import free_port
 from tests.sshd import TestServer
-from tui.engine.launch_plan import LaunchSpec
-from tui.engine.launch_preflight import RefusalKind
-from tui.engine.launch_record import HowEnded, RunState, parse_record
-from tui.engine.stages import Verdict
-from tui.io.launch_kill import KillOutcome
-from tui.io.launch_node import Node
-from tui.io.launcher import Launcher, LaunchResult
-from tui.io.ssh import SshTransport, connect
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.engine.launch.launch_preflight import RefusalKind
+from tui.engine.launch.launch_record import HowEnded, RunState, parse_record
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.launch.launch_kill import KillOutcome
+from tui.io.launch.launch_node import Node
+from tui.io.launch.launcher import Launcher, LaunchResult
+from tui.io.transport.ssh import SshTransport, connect
 
 READY_LINE = "The server is fired up and ready to roll!"
 SIM = (

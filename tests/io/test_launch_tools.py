@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.io.launch_support import EnvRunner, kill_group, wait_for_state
-from tui.engine.launch_plan import LaunchSpec
-from tui.engine.launch_preflight import RefusalKind
-from tui.engine.launch_record import RunState
-from tui.io.launch_kill import KillOutcome
-from tui.io.launch_node import Node
-from tui.io.launch_profile import kill_lines
-from tui.io.launcher import Launcher
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.engine.launch.launch_preflight import RefusalKind
+from tui.engine.launch.launch_record import RunState
+from tui.io.launch.launch_kill import KillOutcome
+from tui.io.launch.launch_node import Node
+from tui.io.launch.launch_profile import kill_lines
+from tui.io.launch.launcher import Launcher
 
 NVIDIA_SMI = """#!/bin/sh
 case "$1" in

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tui.io.local import LocalTransport
-from tui.io.transport import CommandTimedOut
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.transport import CommandTimedOut
 
 
 async def test_run_returns_status_and_both_streams() -> None:

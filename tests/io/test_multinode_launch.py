@@ -15,13 +15,13 @@ from tests.io.test_multinode_wait import alias_config, named, run_wait
 from tests.net import free_port
 from tests.sshd import TestServer
 from tui.commands.wait import NodeTarget, WaitPlan
-from tui.engine.launch_plan import LaunchSpec
-from tui.engine.stall import StallPolicy
-from tui.io.launch_kill import KillOutcome
-from tui.io.launch_node import Node
-from tui.io.launch_profile import kill_lines, launch_lines
-from tui.io.launcher import Launcher
-from tui.io.ssh import SshTransport, connect
+from tui.engine.judge.stall import StallPolicy
+from tui.engine.launch.launch_plan import LaunchSpec
+from tui.io.launch.launch_kill import KillOutcome
+from tui.io.launch.launch_node import Node
+from tui.io.launch.launch_profile import kill_lines, launch_lines
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.ssh import SshTransport, connect
 
 HOSTS = ("node0", "node1")
 SIM = (

@@ -26,7 +26,7 @@ from tests.net import free_port
 from tests.sshd import TestServer
 from tui.commands.wait import NodeTarget, WaitPlan
 from tui.commands.wait_watch import wait_for_server
-from tui.engine.stall import StallPolicy
+from tui.engine.judge.stall import StallPolicy
 
 SCALE = "0.01"
 

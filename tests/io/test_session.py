@@ -16,7 +16,14 @@ import pytest
 
 from tests.io.helpers import eventually
 from tests.sshd import TestServer
-from tui.io.events import (
+from tui.io.transport.host_session import (
+    Backoff,
+    HostSession,
+    LocalConnector,
+    SessionClosed,
+    SshConnector,
+)
+from tui.io.transport.link_events import (
     Connected,
     Connecting,
     ConnectionEvent,
@@ -25,8 +32,7 @@ from tui.io.events import (
     FailureKind,
     Reconnected,
 )
-from tui.io.session import Backoff, HostSession, LocalConnector, SessionClosed, SshConnector
-from tui.io.transport import LinkLost
+from tui.io.transport.transport import LinkLost
 
 QUICK = Backoff(first=0.05, most=0.3)
 

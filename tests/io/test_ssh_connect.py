@@ -14,8 +14,8 @@ import pytest
 
 from tests.net import free_port
 from tests.sshd import TestServer, chain_config, start_server
-from tui.io.events import FailureKind
-from tui.io.ssh import ConnectError, SshTarget, SshTransport, connect, parse_host_spec
+from tui.io.transport.link_events import FailureKind
+from tui.io.transport.ssh import ConnectError, SshTarget, SshTransport, connect, parse_host_spec
 
 
 def fingerprint(server: TestServer) -> str:

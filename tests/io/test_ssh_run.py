@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.sshd import TestServer
-from tui.io.ssh import SshTransport, _send_input, connect
+from tui.io.transport.ssh import SshTransport, _send_input, connect
 
 
 async def test_commands_that_exit_before_reading_input_report_their_status(

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.sshd import TestServer
-from tui.io.local import LocalTransport
-from tui.io.ssh import SshTransport, connect
-from tui.io.stacks import dump_argv, dump_stacks, interpret, rank_titles
+from tui.io.stacks.stack_dump import dump_argv, dump_stacks, interpret, rank_titles
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.ssh import SshTransport, connect
 
 SLEEPER = "import time\ndef waiting_for_nccl():\n    time.sleep(60)\nwaiting_for_nccl()\n"
 PY_SPY = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tui.engine.estimate import RunRecord, StageSample
-from tui.engine.fingerprint import Fingerprint
-from tui.engine.stages import FailureKind, Outcome, Stage
-from tui.io.store import SCHEMA_VERSION, RunStore, StoreError, database_file
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
+from tui.engine.timing.estimate import RunRecord, StageSample
+from tui.engine.timing.fingerprint import Fingerprint
+from tui.io.store.run_store import SCHEMA_VERSION, RunStore, StoreError, database_file
 
 KIMI = Fingerprint(engine="sglang", version="0.5.21", model="Kimi-K2.5", tp=8, gpu="H200")
 OTHER = Fingerprint(engine="vllm", model="Qwen3-8B", tp=1)

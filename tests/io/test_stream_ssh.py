@@ -14,9 +14,9 @@ from pathlib import Path
 
 from tests.io.helpers import collecting, eventually, sha256, start_writer
 from tests.sshd import TestServer
-from tui.io.events import ConnectionEvent, ConnectionLost, MarkerKind, Reconnected
-from tui.io.session import HostSession
-from tui.io.tail import TailOptions
+from tui.io.tail.log_tail import TailOptions
+from tui.io.transport.host_session import HostSession
+from tui.io.transport.link_events import ConnectionEvent, ConnectionLost, MarkerKind, Reconnected
 
 SECONDS = float(os.environ.get("BRINGUP_STREAM_SECONDS", "2"))
 FAST = TailOptions(probe_interval=0.3, wait_interval=0.1)

@@ -7,7 +7,13 @@ import itertools
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tui.io.tail_remote import NAMELESS_NOTICES, Notice, NoticeScanner, nonce_path, split_header
+from tui.io.tail.tail_remote import (
+    NAMELESS_NOTICES,
+    Notice,
+    NoticeScanner,
+    nonce_path,
+    split_header,
+)
 
 SHOWN, PATTERN = nonce_path("/var/log/sglang/server.log", 0x5EED)
 TRUNCATED = f"tail: {SHOWN}: file truncated\n".encode()

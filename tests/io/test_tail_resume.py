@@ -10,10 +10,10 @@ from pathlib import Path
 
 from tests.io.helpers import Collected, eventually
 from tests.sshd import TestServer
-from tui.io.events import MarkerKind
-from tui.io.ssh import SshTransport, connect
-from tui.io.tail import LogTail, TailOptions
-from tui.io.transport import LinkLost
+from tui.io.tail.log_tail import LogTail, TailOptions
+from tui.io.transport.link_events import MarkerKind
+from tui.io.transport.ssh import SshTransport, connect
+from tui.io.transport.transport import LinkLost
 
 FAST = TailOptions(probe_interval=0.3, wait_interval=0.1)
 A = b"[2025-01-01 00:00:00 TP0] before the link dropped\n" * 20

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 from tests.io.helpers import collecting, eventually
-from tui.io.events import MarkerKind
-from tui.io.session import HostSession
-from tui.io.tail import TailOptions
+from tui.io.tail.log_tail import TailOptions
+from tui.io.transport.host_session import HostSession
+from tui.io.transport.link_events import MarkerKind
 
 FAST = TailOptions(probe_interval=0.3, wait_interval=0.1, drain_idle=0.2)
 A = b"".join(b"[2025-01-01 00:00:0%d TP0] first file line %d\n" % (i % 10, i) for i in range(40))

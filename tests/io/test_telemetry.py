@@ -16,21 +16,21 @@ import pytest
 
 from tests.sshd import TestServer
 from tui.config import parse_config
-from tui.engine.gpu import NoTelemetryKind
-from tui.engine.gpu_model import GpuSnapshot
-from tui.io.local import LocalTransport
-from tui.io.session import HostSession
-from tui.io.ssh import SshTransport, connect
-from tui.io.telemetry import (
+from tui.engine.gpu.gpu_csv import NoTelemetryKind
+from tui.engine.gpu.gpu_state import GpuSnapshot
+from tui.io.gpu.gpu_telemetry import (
     TelemetryChannel,
     TelemetrySettings,
     busy_before_launch,
     query_apps,
     stream_argv,
 )
-from tui.io.transport import Transport
+from tui.io.transport.host_session import HostSession
+from tui.io.transport.local import LocalTransport
+from tui.io.transport.ssh import SshTransport, connect
+from tui.io.transport.transport import Transport
 
-FAKE_SMI = r'''
+FAKE_SMI = r"""
 import sys, time
 args = sys.argv[1:]
 option = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
@@ -51,7 +51,7 @@ for tick in range(ticks):
     sys.stdout.flush()
     if tick < ticks - 1:
         time.sleep(interval)
-'''
+"""
 
 
 @pytest.fixture
@@ -138,8 +138,7 @@ async def test_missing_nvidia_smi_over_ssh_says_so_and_backs_off(ssh: SshTranspo
 
 async def test_driver_failure_locally_is_no_telemetry_with_the_message(fake_smi: Path) -> None:
     pauses = Pauses()
-    channel = TelemetryChannel(LocalTransport(), _settings(fake_smi, "--mode=driver"),
-                               sleep=pauses)
+    channel = TelemetryChannel(LocalTransport(), _settings(fake_smi, "--mode=driver"), sleep=pauses)
     seen = await _until_missing(channel)
     missing = seen[-1].missing
     assert missing is not None

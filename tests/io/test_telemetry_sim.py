@@ -21,18 +21,18 @@ import pytest
 
 from tests.net import free_port
 from tests.sshd import TestServer
-from tui.engine.gpu import parse_compute_apps, parse_query_gpu
-from tui.engine.gpu_model import GpuSnapshot
-from tui.engine.snapshot import RankState
-from tui.io.ssh import SshTransport, connect
-from tui.io.telemetry import (
+from tui.engine.gpu.gpu_csv import parse_compute_apps, parse_query_gpu
+from tui.engine.gpu.gpu_state import GpuSnapshot
+from tui.engine.startup.snapshot import RankState
+from tui.io.gpu.gpu_telemetry import (
     LIVE_COLUMNS,
     TelemetryChannel,
     TelemetrySettings,
     busy_before_launch,
     stream_argv,
 )
-from tui.sim.model import GPU_TOTAL_MIB
+from tui.io.transport.ssh import SshTransport, connect
+from tui.sim.sim_model import GPU_TOTAL_MIB
 
 READY = "The server is fired up"
 WAIT = 60.0
@@ -46,16 +46,36 @@ class SimHost:
 
 
 def _smi(state: Path, gpus: int = 4) -> tuple[str, ...]:
-    return (sys.executable, "-m", "tui.sim.nvidia_smi", "--state-file", str(state),
-            "--gpus", str(gpus))
+    return (
+        sys.executable,
+        "-m",
+        "tui.sim.nvidia_smi",
+        "--state-file",
+        str(state),
+        "--gpus",
+        str(gpus),
+    )
 
 
 @pytest.fixture
 def sim(tmp_path: Path) -> Iterator[SimHost]:
     log, state = tmp_path / "server.log", tmp_path / "gpus.json"
     server = subprocess.Popen(
-        [sys.executable, "-m", "tui.sim", "--tp-size", "2", "--time-scale", "0.01",
-         "--port", str(free_port()), "--log-file", str(log), "--state-file", str(state)],
+        [
+            sys.executable,
+            "-m",
+            "tui.sim",
+            "--tp-size",
+            "2",
+            "--time-scale",
+            "0.01",
+            "--port",
+            str(free_port()),
+            "--log-file",
+            str(log),
+            "--state-file",
+            str(state),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -84,25 +104,37 @@ def test_stand_in_answers_in_nvidia_smis_formats(tmp_path: Path) -> None:
     plain = subprocess.run(once, capture_output=True, check=True).stdout
     batch = parse_query_gpu(plain, LIVE_COLUMNS)
     assert [(s.index, s.memory_used_mib, s.memory_total_mib) for s in batch.samples] == [
-        (0, 0.0, float(GPU_TOTAL_MIB)), (1, 0.0, float(GPU_TOTAL_MIB)),
+        (0, 0.0, float(GPU_TOTAL_MIB)),
+        (1, 0.0, float(GPU_TOTAL_MIB)),
     ]
     query = "--query-gpu=timestamp,index,memory.used,utilization.gpu,power.draw,clocks.sm"
-    full = subprocess.run([*_smi(state, 1), query, "--format=csv"],
-                          capture_output=True, check=True, text=True).stdout
+    full = subprocess.run(
+        [*_smi(state, 1), query, "--format=csv"], capture_output=True, check=True, text=True
+    ).stdout
     header = full.splitlines()[0]
-    assert header == ("timestamp, index, memory.used [MiB], utilization.gpu [%], "
-                      "power.draw [W], clocks.current.sm [MHz]")
+    assert header == (
+        "timestamp, index, memory.used [MiB], utilization.gpu [%], "
+        "power.draw [W], clocks.current.sm [MHz]"
+    )
     (sample,) = parse_query_gpu(full).samples
     assert (sample.memory_used_mib, sample.util_pct, sample.sm_clock_mhz) == (0.0, 0.0, 345.0)
-    apps = subprocess.run([*_smi(state), "--query-compute-apps=pid,process_name,used_memory",
-                           "--format=csv"], capture_output=True, check=True, text=True).stdout
+    apps = subprocess.run(
+        [*_smi(state), "--query-compute-apps=pid,process_name,used_memory", "--format=csv"],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout
     assert apps == "pid, process_name, used_gpu_memory [MiB]\n"
     assert parse_compute_apps(apps).apps == ()
 
 
 def test_stand_in_refuses_unknown_fields_like_nvidia_smi(tmp_path: Path) -> None:
-    result = subprocess.run([*_smi(tmp_path / "s.json"), "--query-gpu=index,bogus"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [*_smi(tmp_path / "s.json"), "--query-gpu=index,bogus"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode != 0
     assert 'Field "bogus" is not a valid field to query.' in result.stdout
 

@@ -35,9 +35,7 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
         process.wait()
 
 
-def start_sim(
-    started: list[subprocess.Popen[bytes]], log: Path, port: int, *flags: str
-) -> None:
+def start_sim(started: list[subprocess.Popen[bytes]], log: Path, port: int, *flags: str) -> None:
     command = [sys.executable, "-m", "tui.sim", "--port", str(port), "--time-scale", SCALE]
     command += ["--log-file", str(log), *flags]
     started.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))

@@ -23,20 +23,35 @@ FAST = "0.002"
 class Sim:
     """One ``python -m tui.sim`` process, its log file and its address."""
 
-    def __init__(self, tmp: Path, args: list[str], port: int | None = None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, tmp: Path, args: list[str], port: int | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.port = port or free_port()
         self.log = tmp / f"sim-{self.port}.log"
         self.pid_file = tmp / f"sim-{self.port}.pid"
         self.state_file = tmp / f"sim-{self.port}.gpus.json"
         command = [
-            sys.executable, "-m", "tui.sim", *args, "--port", str(self.port),
-            "--log-file", str(self.log), "--pid-file", str(self.pid_file),
-            "--state-file", str(self.state_file),
+            sys.executable,
+            "-m",
+            "tui.sim",
+            *args,
+            "--port",
+            str(self.port),
+            "--log-file",
+            str(self.log),
+            "--pid-file",
+            str(self.pid_file),
+            "--state-file",
+            str(self.state_file),
         ]
-        self.proc = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True,
-                                     env={**os.environ, **(env or {})})
+        self.proc = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
 
     @property
     def url(self) -> str:
@@ -120,8 +135,9 @@ class SimFactory:
         self.tmp = tmp
         self.started: list[Sim] = []
 
-    def __call__(self, args: list[str], port: int | None = None,
-                 env: dict[str, str] | None = None) -> Sim:
+    def __call__(
+        self, args: list[str], port: int | None = None, env: dict[str, str] | None = None
+    ) -> Sim:
         sim = Sim(self.tmp, args, port, env)
         self.started.append(sim)
         return sim

@@ -14,13 +14,25 @@ import httpx
 import pytest
 
 from tests.sim.conftest import FAST, Sim, SimFactory
-from tui.engine.feed import LogEngine
-from tui.engine.snapshot import Snapshot
-from tui.engine.stages import FailureKind, Outcome, Stage
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 
 READY = "The server is fired up and ready to roll!"
-FLAGS = ["--tp", "4", "--time-scale", FAST, "--fail-rank", "2", "--speculative-algorithm",
-         "EAGLE3", "--speculative-draft-model-path", "d/eagle3", "--accept-len", "3.0"]
+FLAGS = [
+    "--tp",
+    "4",
+    "--time-scale",
+    FAST,
+    "--fail-rank",
+    "2",
+    "--speculative-algorithm",
+    "EAGLE3",
+    "--speculative-draft-model-path",
+    "d/eagle3",
+    "--accept-len",
+    "3.0",
+]
 ENDINGS = {
     "ok": READY,
     "slow-rank": READY,

@@ -20,9 +20,22 @@ import pytest
 from tests.sim.conftest import FAST, Sim, SimFactory
 
 DECODE, ACCEPT, TOKENS = 200.0, 2.5, 300
-FLAGS = ["--time-scale", FAST, "--speculative-algorithm", "EAGLE3",
-         "--speculative-draft-model-path", "d/eagle3", "--decode-tok-s", str(DECODE),
-         "--accept-len", str(ACCEPT), "--ttft-ms", "20", "--max-running", "4"]
+FLAGS = [
+    "--time-scale",
+    FAST,
+    "--speculative-algorithm",
+    "EAGLE3",
+    "--speculative-draft-model-path",
+    "d/eagle3",
+    "--decode-tok-s",
+    str(DECODE),
+    "--accept-len",
+    str(ACCEPT),
+    "--ttft-ms",
+    "20",
+    "--max-running",
+    "4",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +74,7 @@ async def _one(client: httpx.AsyncClient, prompt: str) -> Measured:
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
             now = time.perf_counter()
-            chunk = json.loads(line[len("data: "):])
+            chunk = json.loads(line[len("data: ") :])
             chunks += 1
             first = first or now
             last = now

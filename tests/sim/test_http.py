@@ -13,9 +13,25 @@ import pytest
 from tests.sim.conftest import FAST, Sim, SimFactory
 
 READY = "The server is fired up and ready to roll!"
-FLAGS = ["--tp", "2", "--time-scale", FAST, "--speculative-algorithm", "EAGLE3",
-         "--speculative-draft-model-path", "d/eagle3", "--enable-metrics", "--decode-tok-s",
-         "2000", "--ttft-ms", "5", "--accept-len", "2.5", "--served-model-name", "served"]
+FLAGS = [
+    "--tp",
+    "2",
+    "--time-scale",
+    FAST,
+    "--speculative-algorithm",
+    "EAGLE3",
+    "--speculative-draft-model-path",
+    "d/eagle3",
+    "--enable-metrics",
+    "--decode-tok-s",
+    "2000",
+    "--ttft-ms",
+    "5",
+    "--accept-len",
+    "2.5",
+    "--served-model-name",
+    "served",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +52,7 @@ def client(sim: Sim) -> Iterator[httpx.Client]:
 
 
 def _events(response: httpx.Response) -> list[Any]:
-    lines = [line[len("data: "):] for line in response.iter_lines() if line.startswith("data: ")]
+    lines = [line[len("data: ") :] for line in response.iter_lines() if line.startswith("data: ")]
     assert lines[-1] == "[DONE]"
     return [json.loads(line) for line in lines[:-1]]
 
@@ -61,7 +77,8 @@ def test_model_and_server_info(client: httpx.Client, sim: Sim) -> None:
 def test_models_list(client: httpx.Client) -> None:
     data = client.get("/v1/models").json()["data"]
     assert [(m["id"], m["owned_by"], m["max_model_len"]) for m in data] == [
-        ("served", "sglang", 40960)]
+        ("served", "sglang", 40960)
+    ]
 
 
 def test_generate_returns_exactly_max_new_tokens(client: httpx.Client) -> None:
@@ -78,8 +95,7 @@ def test_generate_returns_exactly_max_new_tokens(client: httpx.Client) -> None:
 
 
 def test_generate_streams_cumulative_text_one_chunk_per_verify_step(client: httpx.Client) -> None:
-    body = {"input_ids": [1, 2, 3, 4], "sampling_params": {"max_new_tokens": 120},
-            "stream": True}
+    body = {"input_ids": [1, 2, 3, 4], "sampling_params": {"max_new_tokens": 120}, "stream": True}
     with client.stream("POST", "/generate", json=body) as response:
         chunks = _events(response)
     texts = [chunk["text"] for chunk in chunks]
@@ -94,9 +110,13 @@ def test_generate_streams_cumulative_text_one_chunk_per_verify_step(client: http
 
 
 def test_chat_stream_reports_usage_when_asked(client: httpx.Client) -> None:
-    body = {"model": "served", "max_tokens": 40, "stream": True,
-            "messages": [{"role": "user", "content": "tell me something"}],
-            "stream_options": {"include_usage": True}}
+    body = {
+        "model": "served",
+        "max_tokens": 40,
+        "stream": True,
+        "messages": [{"role": "user", "content": "tell me something"}],
+        "stream_options": {"include_usage": True},
+    }
     with client.stream("POST", "/v1/chat/completions", json=body) as response:
         events = _events(response)
     assert events[0]["object"] == "chat.completion.chunk"
@@ -111,8 +131,10 @@ def test_chat_stream_reports_usage_when_asked(client: httpx.Client) -> None:
 
 
 def test_chat_and_completions_without_streaming(client: httpx.Client) -> None:
-    chat = client.post("/v1/chat/completions", json={
-        "messages": [{"role": "user", "content": "hi"}], "max_tokens": 7}).json()
+    chat = client.post(
+        "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 7},
+    ).json()
     assert chat["object"] == "chat.completion"
     assert len(chat["choices"][0]["message"]["content"].split()) == 7
     assert chat["usage"]["completion_tokens"] == 7
@@ -134,17 +156,24 @@ def test_completion_stream_without_usage(client: httpx.Client) -> None:
     ("path", "body", "message"),
     [
         ("/generate", b"{not json", "not valid JSON"),
-        ("/generate", b'{"text": "a", "sampling_params": {"max_new_tokens": -1}}',
-         "'max_new_tokens' must be between"),
+        (
+            "/generate",
+            b'{"text": "a", "sampling_params": {"max_new_tokens": -1}}',
+            "'max_new_tokens' must be between",
+        ),
         ("/generate", b'{"text": ["a", "b"]}', "batches are not simulated"),
         ("/v1/chat/completions", b'{"messages": []}', "'messages' must be a non-empty list"),
-        ("/v1/completions", b'{"prompt": "a", "max_tokens": "many"}',
-         "'max_tokens' must be an integer"),
-        ("/v1/chat/completions", b'[1, 2]', "must be a JSON object"),
+        (
+            "/v1/completions",
+            b'{"prompt": "a", "max_tokens": "many"}',
+            "'max_tokens' must be an integer",
+        ),
+        ("/v1/chat/completions", b"[1, 2]", "must be a JSON object"),
     ],
 )
-def test_bad_requests_get_a_400_naming_the_field(client: httpx.Client, path: str, body: bytes,
-                                                 message: str) -> None:
+def test_bad_requests_get_a_400_naming_the_field(
+    client: httpx.Client, path: str, body: bytes, message: str
+) -> None:
     answer = client.post(path, content=body, headers={"content-type": "application/json"})
     assert answer.status_code == 400
     assert message in answer.json()["message"]
@@ -152,8 +181,9 @@ def test_bad_requests_get_a_400_naming_the_field(client: httpx.Client, path: str
 
 def test_hostile_prompt_text_never_reaches_the_log(client: httpx.Client, sim: Sim) -> None:
     hostile = "\x1b]0;owned\x07 \x1b[2J [bold]markup[/bold] \r\n"
-    answer = client.post("/generate", json={"text": hostile,
-                                            "sampling_params": {"max_new_tokens": 3}})
+    answer = client.post(
+        "/generate", json={"text": hostile, "sampling_params": {"max_new_tokens": 3}}
+    )
     assert answer.status_code == 200
     text = sim.text()
     assert "owned" not in text

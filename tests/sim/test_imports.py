@@ -11,8 +11,9 @@ from tests.conftest import REPO
 
 def _loaded(code: str) -> list[str]:
     script = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
-                            text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True
+    )
     names: list[str] = json.loads(result.stdout)
     return names
 
@@ -28,7 +29,7 @@ def test_no_simulator_module_imports_textual() -> None:
 
 
 def test_the_command_line_loads_no_event_loop_or_server() -> None:
-    loaded = {name.split(".")[0] for name in _loaded("import tui.sim.main, tui.commands.sim")}
+    loaded = {name.split(".")[0] for name in _loaded("import tui.sim.sim_main, tui.commands.sim")}
     assert not loaded & {"asyncio", "uvicorn", "starlette", "httpx", "textual"}
 
 

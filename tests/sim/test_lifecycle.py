@@ -18,14 +18,21 @@ TP2 = ["--tp", "2", "--time-scale", FAST]
 def test_ok_start_serves_then_sigterm_exits_zero_and_frees_everything(
     start_sim: SimFactory,
 ) -> None:
-    sim = start_sim([*TP2, "--speculative-algorithm", "EAGLE3",
-                     "--speculative-draft-model-path", "d/eagle3"])
+    sim = start_sim(
+        [*TP2, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/eagle3"]
+    )
     pids = sim.rank_pids()
     assert sim.pid_file.read_text().strip() == str(sim.proc.pid)
     text = sim.wait_for(READY)
-    for needle in ("[", "Init parallel begin.", "Capture draft extend CUDA graph end.",
-                   "Engine startup timings (s): ", "INFO:     Uvicorn running on http://127.0.0.1:",
-                   '"GET /model_info HTTP/1.1" 200 OK', '"POST /generate HTTP/1.1" 200 OK'):
+    for needle in (
+        "[",
+        "Init parallel begin.",
+        "Capture draft extend CUDA graph end.",
+        "Engine startup timings (s): ",
+        "INFO:     Uvicorn running on http://127.0.0.1:",
+        '"GET /model_info HTTP/1.1" 200 OK',
+        '"POST /generate HTTP/1.1" 200 OK',
+    ):
         assert needle in text
     assert text.index("Engine startup timings") < text.index("Started server process")
     assert httpx.get(f"{sim.url}/health", timeout=5).status_code == 200
@@ -75,8 +82,9 @@ def _status(client: httpx.Client, url: str) -> int | None:
 
 
 def test_slow_rank_lags_but_the_server_gets_ready(start_sim: SimFactory) -> None:
-    sim = start_sim(["--tp", "4", "--time-scale", FAST, "--scenario", "slow-rank",
-                     "--fail-rank", "1"])
+    sim = start_sim(
+        ["--tp", "4", "--time-scale", FAST, "--scenario", "slow-rank", "--fail-rank", "1"]
+    )
     text = sim.wait_for(READY)
     ends = re.findall(r"\[[\d: -]+ (TP\d)\] Load weight end\. elapsed=([\d.]+) s", text)
     assert ends[-1][0] == "TP1"
@@ -96,15 +104,26 @@ def test_health_lies_after_the_scheduler_dies(start_sim: SimFactory) -> None:
 
 
 def test_multi_node_worker_answers_a_dummy_health(start_sim: SimFactory) -> None:
-    worker = start_sim(["--tp", "4", "--nnodes", "2", "--node-rank", "1",
-                        "--dist-init-addr", "127.0.0.1:5000", "--time-scale", FAST])
-    text = worker.wait_for("Dummy health check server started in background thread at "
-                           f"127.0.0.1:{worker.port}")
+    worker = start_sim(
+        [
+            "--tp",
+            "4",
+            "--nnodes",
+            "2",
+            "--node-rank",
+            "1",
+            "--dist-init-addr",
+            "127.0.0.1:5000",
+            "--time-scale",
+            FAST,
+        ]
+    )
+    text = worker.wait_for(
+        f"Dummy health check server started in background thread at 127.0.0.1:{worker.port}"
+    )
     assert {"TP2", "TP3"} == set(re.findall(r"\[[\d: -]+ (TP\d)\]", text))
     assert "Capturing batches" not in text
     assert "Engine startup timings" not in text
     assert httpx.get(f"{worker.url}/health", timeout=5).status_code == 200
     assert READY not in worker.text()
     assert worker.terminate() == 0
-
-

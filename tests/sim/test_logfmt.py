@@ -10,7 +10,6 @@ import time
 import pytest
 
 from tui.sim.bars import graph_draws, shard_draws
-from tui.sim.cli import parse
 from tui.sim.logfmt import (
     format_interval,
     graph_bar,
@@ -20,6 +19,7 @@ from tui.sim.logfmt import (
     vllm_line,
 )
 from tui.sim.metrics import sglang_metrics, vllm_metrics
+from tui.sim.sim_cli import parse
 from tui.sim.stats import ServerStats
 from tui.sim.tokens import GenRequest
 
@@ -34,26 +34,35 @@ def test_sglang_layout_has_no_level_and_tags_only_when_given() -> None:
 
 def test_sglang_traceback_continuation_lines_stay_bare() -> None:
     text = sglang_line(NOW, "TP1", "Scheduler hit an exception: Traceback\n  File x\nError: y\n")
-    assert text.splitlines() == ["[2026-11-29 14:35:01 TP1] Scheduler hit an exception: Traceback",
-                                 "  File x", "Error: y", ""]
+    assert text.splitlines() == [
+        "[2026-11-29 14:35:01 TP1] Scheduler hit an exception: Traceback",
+        "  File x",
+        "Error: y",
+        "",
+    ]
 
 
 def test_vllm_layout_repeats_the_header_on_every_line() -> None:
     text = vllm_line(NOW, "Worker_TP0", 42, "ERROR", "core.py:1", "failed\nTraceback")
-    assert text == ("(Worker_TP0 pid=42) ERROR 11-29 14:35:01 [core.py:1] failed\n"
-                    "(Worker_TP0 pid=42) ERROR 11-29 14:35:01 [core.py:1] Traceback\n")
+    assert text == (
+        "(Worker_TP0 pid=42) ERROR 11-29 14:35:01 [core.py:1] failed\n"
+        "(Worker_TP0 pid=42) ERROR 11-29 14:35:01 [core.py:1] Traceback\n"
+    )
 
 
 def test_tqdm_meters() -> None:
     assert format_interval(61) == "01:01"
     assert format_interval(3725) == "1:02:05"
     assert shard_bar("Loading safetensors checkpoint shards", 0, 20, 0.0) == (
-        "Loading safetensors checkpoint shards:   0% Completed | 0/20 [00:00<?, ?it/s]")
+        "Loading safetensors checkpoint shards:   0% Completed | 0/20 [00:00<?, ?it/s]"
+    )
     assert shard_bar("Loading safetensors checkpoint shards", 9, 20, 9.9) == (
-        "Loading safetensors checkpoint shards:  45% Completed | 9/20 [00:09<00:12,  1.10s/it]")
+        "Loading safetensors checkpoint shards:  45% Completed | 9/20 [00:09<00:12,  1.10s/it]"
+    )
     assert graph_bar("Capturing batches (bs=1 avail_mem=8.30 GB)", 36, 36, 21.0) == (
         "Capturing batches (bs=1 avail_mem=8.30 GB): 100%|██████████| 36/36 [00:21<00:00,  "
-        "1.71it/s]")
+        "1.71it/s]"
+    )
     assert "|█████▌    |" in graph_bar("x", 20, 36, 10.0)
 
 
@@ -71,16 +80,21 @@ def test_bars_redraw_with_carriage_returns_and_close_once() -> None:
 
 def test_uvicorn_records_in_sglang_and_vllm_layouts(capsys: pytest.CaptureFixture[str]) -> None:
     for config, expected in (
-        (uvicorn_log_config("info"),
-         r'^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] INFO:     127\.0\.0\.1:5 - "GET /health '
-         r'HTTP/1\.1" 503 Service Unavailable$'),
-        (uvicorn_log_config("info", prefix="(APIServer pid=%(process)d) ", timestamps=False),
-         r'^\(APIServer pid=\d+\) INFO:     127\.0\.0\.1:5 - "GET /health HTTP/1\.1" 503 '
-         r"Service Unavailable$"),
+        (
+            uvicorn_log_config("info"),
+            r'^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] INFO:     127\.0\.0\.1:5 - "GET /health '
+            r'HTTP/1\.1" 503 Service Unavailable$',
+        ),
+        (
+            uvicorn_log_config("info", prefix="(APIServer pid=%(process)d) ", timestamps=False),
+            r'^\(APIServer pid=\d+\) INFO:     127\.0\.0\.1:5 - "GET /health HTTP/1\.1" 503 '
+            r"Service Unavailable$",
+        ),
     ):
         logging.config.dictConfig(config)
-        logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5",
-                                                 "GET", "/health", "1.1", 503)
+        logging.getLogger("uvicorn.access").info(
+            '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/health", "1.1", 503
+        )
         assert re.match(expected, capsys.readouterr().err.strip())
 
 
@@ -125,10 +139,20 @@ def test_concurrent_requests_share_forward_passes() -> None:
 
 def test_prometheus_text_is_well_formed() -> None:
     stats, _, _ = _stats(spec=True)
-    sample = re.compile(
-        r'^[a-zA-Z_:][\w:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[\d.e+]+$')
-    for text in (sglang_metrics(parse(["--speculative-algorithm", "EAGLE"]), stats),
-                 vllm_metrics(parse(["--engine", "vllm", "--speculative-config",
-                                     '{"method": "eagle", "num_speculative_tokens": 3}']), stats)):
+    sample = re.compile(r'^[a-zA-Z_:][\w:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[\d.e+]+$')
+    for text in (
+        sglang_metrics(parse(["--speculative-algorithm", "EAGLE"]), stats),
+        vllm_metrics(
+            parse(
+                [
+                    "--engine",
+                    "vllm",
+                    "--speculative-config",
+                    '{"method": "eagle", "num_speculative_tokens": 3}',
+                ]
+            ),
+            stats,
+        ),
+    ):
         for line in text.splitlines():
             assert line.startswith("# ") or sample.match(line), line

@@ -17,9 +17,14 @@ PLAIN = "--format=csv,noheader,nounits"
 
 
 def _smi(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui.sim.nvidia_smi", *args,
-                           "--state-file", str(state)], cwd=REPO, capture_output=True,
-                          text=True, check=False, timeout=30)
+    return subprocess.run(
+        [sys.executable, "-m", "tui.sim.nvidia_smi", *args, "--state-file", str(state)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
 
 
 def _used(state: Path) -> list[int]:
@@ -39,15 +44,18 @@ def test_idle_host_has_eight_free_h200s(tmp_path: Path) -> None:
 def test_headers_and_units_match_the_real_tool(shared: Path, tmp_path: Path) -> None:
     fixture = shared / "fixtures" / "gpu-h200"
     real_header = (fixture / "query-gpu-lms250.csv").read_text().splitlines()[0]
-    fields = ("timestamp,index,uuid,name,memory.used,memory.total,utilization.gpu,"
-              "utilization.memory,temperature.gpu,power.draw,clocks.sm")
+    fields = (
+        "timestamp,index,uuid,name,memory.used,memory.total,utilization.gpu,"
+        "utilization.memory,temperature.gpu,power.draw,clocks.sm"
+    )
     ours = _smi(tmp_path / "none.json", f"--query-gpu={fields}", "--format=csv").stdout
     assert ours.splitlines()[0] == real_header
     first_row = ours.splitlines()[1].split(", ")
     assert first_row[4:6] == ["0 MiB", "143771 MiB"]
     real_apps = (fixture / "compute-apps.csv").read_text().splitlines()[0]
-    apps = _smi(tmp_path / "none.json", "--query-compute-apps=pid,process_name,used_memory",
-                "--format=csv").stdout
+    apps = _smi(
+        tmp_path / "none.json", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"
+    ).stdout
     assert apps.splitlines()[0] == real_apps
 
 
@@ -72,10 +80,24 @@ def test_memory_is_free_after_a_crash(start_sim: SimFactory) -> None:
 
 
 def test_loop_prints_a_header_once_then_rows(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "tui.sim.nvidia_smi", "--query-gpu=index",
-                             "--format=csv", "-lms", "50", "--gpus", "2", "--state-file",
-                             str(tmp_path / "none.json")], cwd=REPO, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tui.sim.nvidia_smi",
+            "--query-gpu=index",
+            "--format=csv",
+            "-lms",
+            "50",
+            "--gpus",
+            "2",
+            "--state-file",
+            str(tmp_path / "none.json"),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     lines = [proc.stdout.readline() for _ in range(5)]
     proc.terminate()

@@ -18,17 +18,28 @@ TP2 = ["--tp", "2", "--time-scale", FAST]
 
 
 FAILURES = {
-    "rank-crash": ["Scheduler hit an exception: Traceback (most recent call last):",
-                   "Received sigquit from a child process. It usually means the child failed."],
-    "oom-kv-cache": ["Not enough memory. Please try to increase --mem-fraction-static.",
-                     "Received sigquit from a child process."],
-    "nccl-timeout": ["ProcessGroupNCCL.cpp", "Watchdog caught collective operation timeout",
-                     "crashed with exit code -6. Triggering SIGQUIT for cleanup...",
-                     "Received sigquit from a child process."],
-    "cuda-graph-hang": ["Scheduler watchdog timeout (self.watchdog_timeout=",
-                        "Received sigquit from a child process."],
-    "warmup-fail": ['"POST /generate HTTP/1.1" 500 Internal Server Error',
-                    "Initialization failed. warmup error: Traceback"],
+    "rank-crash": [
+        "Scheduler hit an exception: Traceback (most recent call last):",
+        "Received sigquit from a child process. It usually means the child failed.",
+    ],
+    "oom-kv-cache": [
+        "Not enough memory. Please try to increase --mem-fraction-static.",
+        "Received sigquit from a child process.",
+    ],
+    "nccl-timeout": [
+        "ProcessGroupNCCL.cpp",
+        "Watchdog caught collective operation timeout",
+        "crashed with exit code -6. Triggering SIGQUIT for cleanup...",
+        "Received sigquit from a child process.",
+    ],
+    "cuda-graph-hang": [
+        "Scheduler watchdog timeout (self.watchdog_timeout=",
+        "Received sigquit from a child process.",
+    ],
+    "warmup-fail": [
+        '"POST /generate HTTP/1.1" 500 Internal Server Error',
+        "Initialization failed. warmup error: Traceback",
+    ],
 }
 
 
@@ -50,15 +61,18 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
         holder.bind(("127.0.0.1", 0))
         holder.listen(1)
         sims = {name: factory([*TP2, "--scenario", name]) for name in FAILURES}
-        sims["cuda-oom"] = factory([*TP2, "--scenario", "oom-kv-cache",
-                                    "--mem-fraction-static", "0.95"])
+        sims["cuda-oom"] = factory(
+            [*TP2, "--scenario", "oom-kv-cache", "--mem-fraction-static", "0.95"]
+        )
         sims["port-in-use"] = factory([*TP2, "--scenario", "port-in-use"])
         sims["port-held"] = factory(TP2, port=holder.getsockname()[1])
         try:
             pids = {name: sim.rank_pids() for name, sim in sims.items()}
             codes = {name: sim.wait_exit(timeout=90) for name, sim in sims.items()}
-            yield {name: Ended(codes[name], sim.text(), sim.port, all_gone(pids[name]))
-                   for name, sim in sims.items()}
+            yield {
+                name: Ended(codes[name], sim.text(), sim.port, all_gone(pids[name]))
+                for name, sim in sims.items()
+            }
         finally:
             factory.close()
 
@@ -80,13 +94,16 @@ def test_cuda_oom_when_the_memory_fraction_is_too_high(ended: dict[str, Ended]) 
 
 
 @pytest.mark.parametrize("name", ["port-in-use", "port-held"])
-def test_port_in_use_fails_after_loading_with_uvicorn_error(ended: dict[str, Ended],
-                                                            name: str) -> None:
+def test_port_in_use_fails_after_loading_with_uvicorn_error(
+    ended: dict[str, Ended], name: str
+) -> None:
     run = ended[name]
     assert run.code == 3
     assert "Capture target decode CUDA graph end." in run.text
-    assert (f"ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', "
-            f"{run.port}): address already in use") in run.text
+    assert (
+        f"ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', "
+        f"{run.port}): address already in use"
+    ) in run.text
     assert re.search(r"kill_process_tree called: parent_pid=\d+, include_parent=False", run.text)
     assert run.ranks_gone
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from tui.sim.cli import parse
 from tui.sim.layout import ranks_for
 from tui.sim.sglang_startup import build_sglang, capture_sizes
+from tui.sim.sim_cli import parse
 from tui.sim.timeline import Log, Raw, Ready, Signal, Spawn, Timeline
 
 SPEC = ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/eagle3"]
@@ -32,8 +32,10 @@ def _by(timeline: Timeline, who: str | None) -> list[str]:
         ([], {""}),
         (["--tp", "4"], {"TP0", "TP1", "TP2", "TP3"}),
         (["--tp", "2", "--ep", "2"], {"TP0 EP0", "TP1 EP1"}),
-        (["--tp", "4", "--dp", "2", "--enable-dp-attention", "--ep", "4"],
-         {"DP0 TP0 EP0", "DP0 TP1 EP1", "DP1 TP2 EP2", "DP1 TP3 EP3"}),
+        (
+            ["--tp", "4", "--dp", "2", "--enable-dp-attention", "--ep", "4"],
+            {"DP0 TP0 EP0", "DP0 TP1 EP1", "DP1 TP2 EP2", "DP1 TP3 EP3"},
+        ),
         (["--tp", "2", "--dp", "2"], {"DP0 TP0", "DP0 TP1", "DP1 TP0", "DP1 TP1"}),
         (["--dp", "2"], {"DP0", "DP1"}),
         (["--tp", "8", "--nnodes", "2", "--node-rank", "1"], {"TP4", "TP5", "TP6", "TP7"}),
@@ -53,10 +55,18 @@ def test_tp1_prints_no_rank_tag() -> None:
 def test_every_rank_walks_the_stages_in_order() -> None:
     timeline = _timeline("--tp", "4", *SPEC)
     order = [
-        "Init parallel begin.", "Init parallel ends.", "Memory baseline taken.",
-        "Load weight begin.", "Load weight end.", "Load weight begin.", "Load weight end.",
-        "KV Cache is allocated.", "Memory pool end.", "KV Cache is allocated.",
-        "Memory pool end.", "Capture target verify CUDA graph begin.",
+        "Init parallel begin.",
+        "Init parallel ends.",
+        "Memory baseline taken.",
+        "Load weight begin.",
+        "Load weight end.",
+        "Load weight begin.",
+        "Load weight end.",
+        "KV Cache is allocated.",
+        "Memory pool end.",
+        "KV Cache is allocated.",
+        "Memory pool end.",
+        "Capture target verify CUDA graph begin.",
         "Capture target verify CUDA graph end.",
     ]
     for tag in ("TP0", "TP1", "TP2", "TP3"):
@@ -113,12 +123,18 @@ def test_server_args_echo_unknown_flags() -> None:
 def test_children_are_spawned_after_the_arguments() -> None:
     timeline = _timeline("--tp", "2")
     spawn = next(step for step in timeline.steps if isinstance(step.action, Spawn))
-    args = next(step for step in timeline.steps if isinstance(step.action, Log)
-                and step.action.msg.startswith("server_args="))
+    args = next(
+        step
+        for step in timeline.steps
+        if isinstance(step.action, Log) and step.action.msg.startswith("server_args=")
+    )
     assert spawn.at > args.at
     assert isinstance(spawn.action, Spawn)
     assert [name for name, _ in spawn.action.children] == [
-        "scheduler_0", "scheduler_1", "detokenizer"]
+        "scheduler_0",
+        "scheduler_1",
+        "detokenizer",
+    ]
 
 
 def test_capture_sizes_match_sglang_defaults() -> None:
@@ -137,8 +153,11 @@ def test_time_scale_shrinks_reported_durations() -> None:
     ("scenario", "text", "signal"),
     [
         ("rank-crash", "Scheduler hit an exception: Traceback", "sigquit"),
-        ("oom-kv-cache", "Not enough memory. Please try to increase --mem-fraction-static.",
-         "sigquit"),
+        (
+            "oom-kv-cache",
+            "Not enough memory. Please try to increase --mem-fraction-static.",
+            "sigquit",
+        ),
         ("cuda-graph-hang", "Scheduler watchdog timeout (self.watchdog_timeout=", "sigquit"),
         ("nccl-timeout", "Watchdog caught collective operation timeout", "abort"),
     ],
@@ -146,8 +165,10 @@ def test_time_scale_shrinks_reported_durations() -> None:
 def test_failure_scenarios_end_in_their_failure(scenario: str, text: str, signal: str) -> None:
     timeline = _timeline("--tp", "4", "--scenario", scenario, "--fail-rank", "2")
     assert not timeline.ready
-    written = "\n".join([log.msg for log in timeline.logs()] + [
-        step.action.text for step in timeline.steps if isinstance(step.action, Raw)])
+    written = "\n".join(
+        [log.msg for log in timeline.logs()]
+        + [step.action.text for step in timeline.steps if isinstance(step.action, Raw)]
+    )
     assert text in written
     last = timeline.steps[-1].action
     assert isinstance(last, Signal)
@@ -166,8 +187,11 @@ def test_cuda_graph_hang_stops_one_rank_mid_capture() -> None:
 
 def test_slow_rank_finishes_loading_last_but_the_start_completes() -> None:
     timeline = _timeline("--tp", "4", "--scenario", "slow-rank", "--fail-rank", "3")
-    ends = [(step.at, step.action.who) for step in timeline.steps if isinstance(step.action, Log)
-            and step.action.msg.startswith("Load weight end.")]
+    ends = [
+        (step.at, step.action.who)
+        for step in timeline.steps
+        if isinstance(step.action, Log) and step.action.msg.startswith("Load weight end.")
+    ]
     assert max(ends)[1] == "TP3"
     assert timeline.ready
 
@@ -180,8 +204,9 @@ def test_high_memory_fraction_turns_the_kv_failure_into_a_cuda_oom() -> None:
 def test_a_model_that_leaves_no_kv_room_fails_without_a_failure_scenario() -> None:
     fits = _timeline("--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8")
     assert fits.ready
-    timeline = _timeline("--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8",
-                         "--mem-fraction-static", "0.5")
+    timeline = _timeline(
+        "--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8", "--mem-fraction-static", "0.5"
+    )
     assert not timeline.ready
     assert "Current value: mem_fraction_static=0.5" in timeline.logs()[-1].msg
 

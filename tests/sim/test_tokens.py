@@ -26,8 +26,9 @@ def _plan_steps(mean: float, most: int, total: int, seed: int) -> list[int]:
     total=st.integers(min_value=200, max_value=2000),
     seed=st.integers(min_value=0, max_value=10_000),
 )
-def test_completion_over_verify_steps_stays_near_the_mean(mean: float, total: int,
-                                                          seed: int) -> None:
+def test_completion_over_verify_steps_stays_near_the_mean(
+    mean: float, total: int, seed: int
+) -> None:
     steps = _plan_steps(mean, 4, total, seed)
     assert sum(steps) == total - 1
     assert all(1 <= count <= 4 for count in steps)
@@ -63,8 +64,14 @@ async def _collect(engine: TokenEngine, req: GenRequest) -> list[Chunk]:
 
 
 def _fast(max_running: int = 8, accept: float = 2.5) -> Pacing:
-    return Pacing(decode_tok_s=1e6, ttft_s=0.0, accept_len=accept, max_accept=4,
-                  max_running=max_running, seed=1)
+    return Pacing(
+        decode_tok_s=1e6,
+        ttft_s=0.0,
+        accept_len=accept,
+        max_accept=4,
+        max_running=max_running,
+        seed=1,
+    )
 
 
 async def test_a_request_gets_exactly_max_new_tokens_in_verify_step_chunks() -> None:
@@ -92,15 +99,17 @@ async def test_zero_and_one_token_requests() -> None:
 async def test_extra_requests_wait_for_a_slot() -> None:
     recorder = Recorder()
     engine = TokenEngine(_fast(max_running=1), recorder)
-    await asyncio.gather(*(_collect(engine, GenRequest(name, 1, 20, i))
-                           for i, name in enumerate("ab")))
+    await asyncio.gather(
+        *(_collect(engine, GenRequest(name, 1, 20, i)) for i, name in enumerate("ab"))
+    )
     assert recorder.events[:3] == ["queued a", "admitted a", "queued b"]
     assert recorder.events.index("finished a 20") < recorder.events.index("admitted b")
 
 
 async def test_stop_aborts_requests_in_flight() -> None:
-    engine = TokenEngine(Pacing(decode_tok_s=1.0, ttft_s=0.0, accept_len=1.0, max_accept=1,
-                                max_running=4, seed=0))
+    engine = TokenEngine(
+        Pacing(decode_tok_s=1.0, ttft_s=0.0, accept_len=1.0, max_accept=1, max_running=4, seed=0)
+    )
     chunks: list[Chunk] = []
     started = asyncio.Event()
 

@@ -10,13 +10,27 @@ import httpx
 import pytest
 
 from tests.sim.conftest import FAST, Sim, SimFactory
-from tui.engine.feed import LogEngine
-from tui.engine.stages import FailureKind, Outcome
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.startup.vocabulary import FailureKind, Outcome
 
 READY = "INFO:     Application startup complete."
 SPEC = '{"method": "eagle3", "model": "d/eagle3", "num_speculative_tokens": 3}'
-FLAGS = ["--engine", "vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--speculative-config", SPEC,
-         "--time-scale", FAST, "--decode-tok-s", "1500", "--accept-len", "2.5"]
+FLAGS = [
+    "--engine",
+    "vllm",
+    "serve",
+    "Qwen/Qwen3-8B",
+    "-tp",
+    "2",
+    "--speculative-config",
+    SPEC,
+    "--time-scale",
+    FAST,
+    "--decode-tok-s",
+    "1500",
+    "--accept-len",
+    "2.5",
+]
 LINE = re.compile(
     r"^\((?P<proc>APIServer|EngineCore_DP0|Worker_TP[01]|Worker) pid=(?P<pid>\d+)\) "
     r"(?:(?:INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d \[[\w.]+:\d+\] |INFO:     |\r|$)"
@@ -53,12 +67,17 @@ def test_endpoints_answer_like_vllm(sim: Sim) -> None:
         assert client.get("/version").json() == {"version": "0.33.0"}
         models = client.get("/v1/models").json()["data"]
         assert [(m["id"], m["owned_by"]) for m in models] == [("Qwen/Qwen3-8B", "vllm")]
-        body = {"model": "Qwen/Qwen3-8B", "max_tokens": 30, "stream": True,
-                "messages": [{"role": "user", "content": "hello"}],
-                "stream_options": {"include_usage": True}}
+        body = {
+            "model": "Qwen/Qwen3-8B",
+            "max_tokens": 30,
+            "stream": True,
+            "messages": [{"role": "user", "content": "hello"}],
+            "stream_options": {"include_usage": True},
+        }
         with client.stream("POST", "/v1/chat/completions", json=body) as response:
-            events = [json.loads(line[6:]) for line in response.iter_lines()
-                      if line.startswith("data: {")]
+            events = [
+                json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: {")
+            ]
         assert events[0]["id"].startswith("chatcmpl-")
         assert events[-1]["usage"]["completion_tokens"] == 30
 
@@ -68,14 +87,18 @@ def test_spec_decode_metrics_give_the_accept_length(sim: Sim) -> None:
         before = _metrics(client)
         client.post("/v1/completions", json={"prompt": "x", "max_tokens": 600}).raise_for_status()
         after = _metrics(client)
-    drafts = (after["vllm:spec_decode_num_drafts_total"]
-              - before["vllm:spec_decode_num_drafts_total"])
-    accepted = (after["vllm:spec_decode_num_accepted_tokens_total"]
-                - before["vllm:spec_decode_num_accepted_tokens_total"])
-    proposed = (after["vllm:spec_decode_num_draft_tokens_total"]
-                - before["vllm:spec_decode_num_draft_tokens_total"])
-    generated = (after["vllm:generation_tokens_total"]
-                 - before["vllm:generation_tokens_total"])
+    drafts = (
+        after["vllm:spec_decode_num_drafts_total"] - before["vllm:spec_decode_num_drafts_total"]
+    )
+    accepted = (
+        after["vllm:spec_decode_num_accepted_tokens_total"]
+        - before["vllm:spec_decode_num_accepted_tokens_total"]
+    )
+    proposed = (
+        after["vllm:spec_decode_num_draft_tokens_total"]
+        - before["vllm:spec_decode_num_draft_tokens_total"]
+    )
+    generated = after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"]
     assert generated == 600
     assert proposed == 3 * drafts
     assert 1 + accepted / drafts == pytest.approx(2.5, rel=0.03)
@@ -114,18 +137,25 @@ def test_sigterm_shuts_down_cleanly(start_sim: SimFactory) -> None:
 @pytest.mark.parametrize(
     ("scenario", "needles", "kind"),
     [
-        ("oom-kv-cache", ["EngineCore failed to start.", "No available memory for the cache "
-                          "blocks.", "Engine core initialization failed. See root cause above."],
-         FailureKind.OOM),
+        (
+            "oom-kv-cache",
+            [
+                "EngineCore failed to start.",
+                "No available memory for the cache blocks.",
+                "Engine core initialization failed. See root cause above.",
+            ],
+            FailureKind.OOM,
+        ),
         ("rank-crash", ["WorkerProc failed to start.", "EngineCore failed to start."], None),
-        ("port-in-use", ["OSError: [Errno 98] Address already in use"],
-         FailureKind.PORT_IN_USE),
+        ("port-in-use", ["OSError: [Errno 98] Address already in use"], FailureKind.PORT_IN_USE),
     ],
 )
-def test_failures_exit_one_with_vllm_text(start_sim: SimFactory, scenario: str,
-                                         needles: list[str], kind: FailureKind | None) -> None:
-    failed = start_sim(["--engine", "vllm", "--tp", "2", "--time-scale", FAST, "--scenario",
-                        scenario])
+def test_failures_exit_one_with_vllm_text(
+    start_sim: SimFactory, scenario: str, needles: list[str], kind: FailureKind | None
+) -> None:
+    failed = start_sim(
+        ["--engine", "vllm", "--tp", "2", "--time-scale", FAST, "--scenario", scenario]
+    )
     assert failed.wait_exit() == 1
     text = failed.text()
     for needle in needles:

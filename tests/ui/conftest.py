@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.io.launch_support import kill_group
-from tui.io.session import HostSession, LocalConnector
+from tui.io.transport.host_session import HostSession, LocalConnector
 
 
 @pytest.fixture

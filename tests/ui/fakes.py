@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tui.app.engine_link import Line
-from tui.app.model import HealthReading
-from tui.engine.snapshot import Progress, RankState, ServerInfo, Snapshot
-from tui.engine.stages import Stage, Verdict
+from tui.app.feed.engine_link import Line
+from tui.app.monitor.view_model import HealthReading
+from tui.engine.startup.snapshot import Progress, RankState, ServerInfo, Snapshot
+from tui.engine.startup.vocabulary import Stage, Verdict
 
 
 @dataclass

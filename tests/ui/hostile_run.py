@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 
 from tests.ui.startup_log import hostile_bytes, up_to
-from tui.app.app import MonitorApp
-from tui.app.engine_link import EngineAdapter
-from tui.app.model import Target
-from tui.app.sources import ScriptedSource
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
 
 SHOW_SECONDS = 1.5
 

@@ -8,10 +8,10 @@ from textual.pilot import Pilot
 
 from tests.ui.fakes import FakeClock
 from tests.ui.startup_log import oom_failure, phases
-from tui.app.app import MonitorApp
-from tui.app.engine_link import EngineAdapter
-from tui.app.model import ConnectionState, HealthKind, HealthReading, Target
-from tui.app.sources import ScriptedSource
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import ConnectionState, HealthKind, HealthReading, Target
 
 STEP_SECONDS = 30.0
 STARTING = HealthReading(HealthKind.REFUSED, None, None, "/model_info", None, "refused")

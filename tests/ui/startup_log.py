@@ -78,9 +78,13 @@ def phases(count: int = 8) -> dict[str, str]:
             "Capture target decode CUDA graph end. bs=[1, 2, 4, 8], elapsed=38.00 s, "
             "mem usage=0.72 GB, avail mem=8.18 GB.",
         )
-        + line(141, "TP0" if count > 1 else None, "max_total_num_tokens=1187654, "
-               "chunked_prefill_size=8192, max_prefill_tokens=16384, "
-               "max_running_requests=48, context_len=262144, available_gpu_mem=8.18 GB"),
+        + line(
+            141,
+            "TP0" if count > 1 else None,
+            "max_total_num_tokens=1187654, "
+            "chunked_prefill_size=8192, max_prefill_tokens=16384, "
+            "max_running_requests=48, context_len=262144, available_gpu_mem=8.18 GB",
+        ),
         "serving": line(150, None, "INFO:     Started server process [4242]")
         + line(150, None, "INFO:     Uvicorn running on http://127.0.0.1:30000")
         + line(158, None, 'INFO:     127.0.0.1:40000 - "GET /model_info HTTP/1.1" 200 OK'),
@@ -107,8 +111,9 @@ def oom_failure(rank: int = 3) -> bytes:
         + "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)\n"
         + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has "
         "a total capacity of 139.81 GiB of which 1.02 GiB is free.\n"
-        + line(121, None, "Received sigquit from a child process. It usually means the child "
-               "failed.")
+        + line(
+            121, None, "Received sigquit from a child process. It usually means the child failed."
+        )
     ).encode()
 
 
@@ -145,17 +150,31 @@ def _crash(offset: float, tag: str, error: str) -> str:
 FAILURES: dict[str, str] = {
     "oom": oom_failure().decode(),
     "nccl": _crash(120, "TP2", "RuntimeError: NCCL error: unhandled system error"),
-    "cuda_graph": _crash(120, "TP2", "Exception: Capture cuda graph failed: CUDA error: out of "
-                         "resources\nPossible solutions:\n1. set --mem-fraction-static lower"),
-    "port_in_use": line(150, None, "ERROR:    [Errno 98] error while attempting to bind on "
-                        "address ('127.0.0.1', 30000): address already in use"),
-    "weights_missing": _crash(20, "TP2", "RuntimeError: Cannot find any model weights with "
-                              "`/models/kimi`"),
+    "cuda_graph": _crash(
+        120,
+        "TP2",
+        "Exception: Capture cuda graph failed: CUDA error: out of "
+        "resources\nPossible solutions:\n1. set --mem-fraction-static lower",
+    ),
+    "port_in_use": line(
+        150,
+        None,
+        "ERROR:    [Errno 98] error while attempting to bind on "
+        "address ('127.0.0.1', 30000): address already in use",
+    ),
+    "weights_missing": _crash(
+        20, "TP2", "RuntimeError: Cannot find any model weights with `/models/kimi`"
+    ),
     "traceback_other": _crash(20, "TP2", "KeyError: 'model.layers.0.mlp.experts.w1'"),
-    "killed": line(30, None, "RuntimeError: Rank 3 scheduler died during initialization "
-                   "(exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS "
-                   "OOM killer."),
-    "hang": line(400, "TP2", "Scheduler watchdog timeout (self.watchdog_timeout=300, "
-                 "self.soft=False)"),
+    "killed": line(
+        30,
+        None,
+        "RuntimeError: Rank 3 scheduler died during initialization "
+        "(exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS "
+        "OOM killer.",
+    ),
+    "hang": line(
+        400, "TP2", "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)"
+    ),
 }
 """One log excerpt per failure kind, to append after a start-up phase."""

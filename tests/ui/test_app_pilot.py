@@ -12,18 +12,18 @@ from textual.pilot import Pilot
 from textual.widgets import Log, Static
 
 from tests.ui.fakes import FakeClock, FakeLink, ranks, server
-from tui.app import themes
-from tui.app.app import MonitorApp
-from tui.app.messages import ChunkReceived, HealthChanged
-from tui.app.model import HealthKind, HealthReading, Target
-from tui.app.screens.help import HelpScreen
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor import themes
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_messages import ChunkReceived, HealthChanged
+from tui.app.monitor.view_model import HealthKind, HealthReading, Target
+from tui.app.screens.help_screen import HelpScreen
 from tui.app.screens.log_view import LogScreen
-from tui.app.sources import ScriptedSource
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
-from tui.engine.snapshot import Failure, Snapshot
-from tui.engine.stages import FailureKind, Stage, Verdict
+from tui.engine.startup.snapshot import Failure, Snapshot
+from tui.engine.startup.vocabulary import FailureKind, Stage, Verdict
 
 
 def _app(link: FakeLink, **options: object) -> MonitorApp:

@@ -9,14 +9,14 @@ from textual.pilot import Pilot
 
 from tests.net import free_port
 from tests.ui.fakes import FakeLink
-from tui.app.app import MonitorApp
-from tui.app.bench_runs import BenchOptions, BenchSetup
-from tui.app.bench_state import BenchPhase
-from tui.app.model import Target
-from tui.app.sources import ScriptedSource
+from tui.app.bench.bench_runs import BenchOptions, BenchSetup
+from tui.app.bench.bench_state import BenchPhase
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig
-from tui.engine.stages import Verdict
-from tui.io.session import HostSession
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.transport.host_session import HostSession
 
 
 def _app(session: HostSession, link: FakeLink, data_dir: Path) -> MonitorApp:

@@ -22,19 +22,19 @@ from textual.widgets import Footer, Static
 from tests.net import serving
 from tests.sim.conftest import Sim
 from tests.ui.fakes import FakeLink
-from tui.app.app import MonitorApp
-from tui.app.bench_runs import BenchOptions, BenchSetup
-from tui.app.bench_state import BenchPhase
-from tui.app.engine_link import EngineAdapter
-from tui.app.health_source import HealthSource
-from tui.app.model import Target
-from tui.app.session_source import SessionSource
-from tui.app.sources import ScriptedSource
-from tui.app.widgets.bench_pane import BenchAskScreen, BenchPane
+from tui.app.bench.bench_pane import BenchAskScreen, BenchPane
+from tui.app.bench.bench_runs import BenchOptions, BenchSetup
+from tui.app.bench.bench_state import BenchPhase
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.feed.health_source import HealthSource
+from tui.app.feed.session_source import SessionSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig
-from tui.engine.stages import Verdict
-from tui.io.session import HostSession
-from tui.io.store import RunStore
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.store.run_store import RunStore
+from tui.io.transport.host_session import HostSession
 
 SIM_FLAGS = [
     "--model-path", "Qwen/Qwen3-8B", "--time-scale", "0.002", "--decode-tok-s", "800",
@@ -259,7 +259,7 @@ def _stand_in_tool(venv: Path) -> None:
         "done=$((4 - 1)); toks=$((c * 100)).00\n"
         "printf '\\033]0;title\\007Waiting for the server...\\n'\n"
         f"echo '{'=' * 12} Serving Benchmark Result {'=' * 12}'\n"
-        f'cat <<EOF\n{rows}\nEOF\n'
+        f"cat <<EOF\n{rows}\nEOF\n"
         f"echo '{'=' * 50}'\n"
     )
     tool.chmod(0o755)

@@ -12,20 +12,20 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from tests.ui.fakes import FakeLink
-from tui.app.app import MonitorApp
-from tui.app.bench_runs import BenchOptions, BenchSetup
-from tui.app.model import Target
-from tui.app.run_records import Scope, load_columns
-from tui.app.screens.compare import CompareScreen
-from tui.app.sources import ScriptedSource
+from tui.app.bench.bench_runs import BenchOptions, BenchSetup
+from tui.app.bench.compare_screen import CompareScreen
+from tui.app.bench.run_records import Scope, load_columns
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
 from tui.commands import runs as runs_command
 from tui.config import BenchConfig
-from tui.engine.estimate import RunRecord
-from tui.engine.fingerprint import Fingerprint
-from tui.engine.snapshot import ServerInfo, Snapshot
-from tui.engine.stages import Outcome, Verdict
-from tui.io.session import HostSession, LocalConnector
-from tui.io.store import RunStore
+from tui.engine.startup.snapshot import ServerInfo, Snapshot
+from tui.engine.startup.vocabulary import Outcome, Verdict
+from tui.engine.timing.estimate import RunRecord
+from tui.engine.timing.fingerprint import Fingerprint
+from tui.io.store.run_store import RunStore
+from tui.io.transport.host_session import HostSession, LocalConnector
 
 MODEL = "moonshotai/Kimi-K2.5"
 HOSTILE_DRAFTER = "[bold red]draft[/] \x1b]0;pwned\x07"

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.strip import Strip
 from textual.visual import Visual
 
-from tui.app.widgets.line import ContentLine, fits
+from tui.app.widgets.content_line import ContentLine, fits
 
 LINES = {
     "plain": Content("03:12 / ~10:00 ETA 05:10-09:30"),

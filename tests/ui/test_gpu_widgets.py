@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from textual.app import App, ComposeResult
 
-from tui.app.themes import SEMANTIC_DEFAULTS
-from tui.app.widgets.gpu import (
+from tui.app.monitor.themes import SEMANTIC_DEFAULTS
+from tui.app.widgets.gpu_widgets import (
     GpuGauge,
     GpuMapList,
     GpuSummary,
@@ -17,10 +17,10 @@ from tui.app.widgets.gpu import (
     sparkline,
 )
 from tui.app.widgets.rank_panel import RankCard, RankPanel
-from tui.engine.gpu import GpuBatch, GpuSample, NoTelemetry, NoTelemetryKind
-from tui.engine.gpu_map import LaunchLayout, MapSource, RankGpu, map_ranks
-from tui.engine.gpu_model import GpuSnapshot, GpuTelemetry
-from tui.engine.snapshot import RankState
+from tui.engine.gpu.gpu_csv import GpuBatch, GpuSample, NoTelemetry, NoTelemetryKind
+from tui.engine.gpu.gpu_map import LaunchLayout, MapSource, RankGpu, map_ranks
+from tui.engine.gpu.gpu_state import GpuSnapshot, GpuTelemetry
+from tui.engine.startup.snapshot import RankState
 
 TOTAL = 143771.0
 
@@ -55,9 +55,15 @@ def _telemetry(clock: Clock, name: str = "NVIDIA H200") -> GpuTelemetry:
     for step, used in enumerate((0.0, 5647.0, 41487.0, 102927.0, 103411.0)):
         clock.now += 0.5
         samples = tuple(
-            GpuSample(index=i, uuid=f"GPU-{i}", name=name, memory_used_mib=used,
-                      memory_total_mib=TOTAL, util_pct=100.0 if step == 4 else 0.0,
-                      power_w=690.4 if step == 4 else 118.0)
+            GpuSample(
+                index=i,
+                uuid=f"GPU-{i}",
+                name=name,
+                memory_used_mib=used,
+                memory_total_mib=TOTAL,
+                util_pct=100.0 if step == 4 else 0.0,
+                power_w=690.4 if step == 4 else 118.0,
+            )
             for i in range(8)
         )
         model.apply(GpuBatch(samples))
@@ -106,8 +112,10 @@ async def test_header_summary_totals_every_gpu() -> None:
     ("missing", "expected"),
     [
         (NoTelemetry(NoTelemetryKind.NOT_INSTALLED), "nvidia-smi not found on the host"),
-        (NoTelemetry(NoTelemetryKind.DRIVER, "NVIDIA-SMI has failed"),
-         "nvidia-smi cannot talk to the NVIDIA driver: NVIDIA-SMI has failed"),
+        (
+            NoTelemetry(NoTelemetryKind.DRIVER, "NVIDIA-SMI has failed"),
+            "nvidia-smi cannot talk to the NVIDIA driver: NVIDIA-SMI has failed",
+        ),
         (NoTelemetry(NoTelemetryKind.NO_DEVICES), "no NVIDIA GPU found on the host"),
     ],
 )
@@ -131,8 +139,9 @@ async def test_lost_stream_keeps_last_figures_marked_stale() -> None:
     model = _telemetry(clock)
     model.lost(NoTelemetry(NoTelemetryKind.ENDED))
     snapshot = model.snapshot()
-    view = rank_gpu_view(RankState(tag="TP1"), snapshot, [RankGpu("TP1", 1, MapSource.LAUNCH)],
-                         clock.now)
+    view = rank_gpu_view(
+        RankState(tag="TP1"), snapshot, [RankGpu("TP1", 1, MapSource.LAUNCH)], clock.now
+    )
     app = GpuApp()
     async with app.run_test(size=(80, 12)) as pilot:
         app.query_one(GpuGauge).show(view)
@@ -238,13 +247,21 @@ def test_panel_line_gives_up_power_then_sparkline_when_narrow() -> None:
 
 
 def test_mig_gpu_without_utilisation_says_so() -> None:
-    mig = GpuSample(index=0, memory_used_mib=1024.0, memory_total_mib=81920.0,
-                    missing=(("utilization.gpu", "N/A"), ("power.draw", "N/A")))
+    mig = GpuSample(
+        index=0,
+        memory_used_mib=1024.0,
+        memory_total_mib=81920.0,
+        missing=(("utilization.gpu", "N/A"), ("power.draw", "N/A")),
+    )
     model = GpuTelemetry(Clock())
     model.apply(GpuBatch((mig,)))
     snapshot = model.snapshot()
-    view = rank_gpu_view(RankState(tag="TP0"), snapshot, [RankGpu("TP0", 0, MapSource.LAUNCH)],
-                         snapshot.seen_at or 0.0)
+    view = rank_gpu_view(
+        RankState(tag="TP0"),
+        snapshot,
+        [RankGpu("TP0", 0, MapSource.LAUNCH)],
+        snapshot.seen_at or 0.0,
+    )
     line = panel_line(view, 40)
     assert line is not None
     assert line.plain == "GPU 0 1.0/80.0G   util n/a"  # 1 of 80 GiB rounds to blank

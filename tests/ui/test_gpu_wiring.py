@@ -11,19 +11,19 @@ from textual.pilot import Pilot
 from tests.engine.multinode_logs import node_log
 from tests.ui.fakes import FakeClock
 from tests.ui.startup_log import up_to
-from tui.app.app import MonitorApp
-from tui.app.build import WatchSettings, build_app
-from tui.app.cluster_build import build_cluster_app
-from tui.app.cluster_link import ClusterLink
-from tui.app.model import Target
-from tui.app.screens.main import rank_cards
-from tui.app.state import MonitorState
-from tui.app.widgets.gpu import GpuSummary, map_lines, summary_line
+from tui.app.feed.cluster_link import ClusterLink
+from tui.app.monitor.cluster_build import build_cluster_app
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_build import WatchSettings, build_app
+from tui.app.monitor.monitor_state import MonitorState
+from tui.app.monitor.view_model import Target
+from tui.app.screens.main_screen import rank_cards
+from tui.app.widgets.gpu_widgets import GpuSummary, map_lines, summary_line
 from tui.app.widgets.rank_panel import RankPanel
-from tui.engine.gpu_model import GpuSnapshot, GpuState
-from tui.engine.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
-from tui.io.session import HostSession, LocalConnector
-from tui.io.telemetry import TelemetrySettings
+from tui.engine.gpu.gpu_state import GpuSnapshot, GpuState
+from tui.engine.gpu.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
+from tui.io.gpu.gpu_telemetry import TelemetrySettings
+from tui.io.transport.host_session import HostSession, LocalConnector
 
 
 async def _until(pilot: Pilot[int], condition: Callable[[], bool], tries: int = 400) -> None:
@@ -152,8 +152,10 @@ async def test_a_monitor_over_two_hosts_reads_both_hosts_gpus(tmp_path: Path) ->
             await _until(pilot, lambda: len(app.query(RankPanel)) == 16)
             await _until(
                 pilot,
-                lambda: sorted(app.state.gpus) == [0, 1]
-                and all(len(s.gpus) == 8 for s in app.state.gpus.values()),
+                lambda: (
+                    sorted(app.state.gpus) == [0, 1]
+                    and all(len(s.gpus) == 8 for s in app.state.gpus.values())
+                ),
                 tries=1500,  # two stand-in nvidia-smi processes start on a busy machine
             )
             app.flush()

@@ -12,10 +12,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.net import free_port, serving
-from tui.app.health_source import HealthSource
-from tui.app.messages import HealthChanged
-from tui.app.model import HealthKind, HealthReading
-from tui.io.session import HostSession
+from tui.app.feed.health_source import HealthSource
+from tui.app.monitor.monitor_messages import HealthChanged
+from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.io.transport.host_session import HostSession
 
 
 class FakeServer:

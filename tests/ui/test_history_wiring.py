@@ -10,14 +10,14 @@ from textual.pilot import Pilot
 
 from tests.ui.fakes import FakeClock
 from tests.ui.startup_log import phases, up_to
-from tui.app.bench_runs import BenchOptions
-from tui.app.build import WatchSettings, build_app
-from tui.app.engine_link import EngineAdapter
-from tui.app.model import Target
-from tui.app.run_records import record_run
+from tui.app.bench.bench_runs import BenchOptions
+from tui.app.bench.run_records import record_run
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.monitor.monitor_build import WatchSettings, build_app
+from tui.app.monitor.view_model import Target
 from tui.app.widgets.header import timer_line
 from tui.app.widgets.rank_panel import RankPanel
-from tui.io.session import HostSession, LocalConnector
+from tui.io.transport.host_session import HostSession, LocalConnector
 
 
 async def _until(pilot: Pilot[int], condition: Callable[[], bool], tries: int = 300) -> None:

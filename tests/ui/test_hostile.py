@@ -19,10 +19,10 @@ import pytest
 
 from tests.conftest import REPO
 from tests.ui.startup_log import hostile_bytes
-from tui.app.app import MonitorApp
-from tui.app.engine_link import EngineAdapter
-from tui.app.model import Target
-from tui.app.sources import ScriptedSource
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
 from tui.app.widgets.rank_panel import RankPanel
 
 DEADLINE_SECONDS = 60.0

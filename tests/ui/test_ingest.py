@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from tests.ui.fakes import FakeClock, FakeLink
-from tui.app.app import MonitorApp
-from tui.app.ingest import Ingest
-from tui.app.messages import ChunkReceived
-from tui.app.model import Target
-from tui.app.sources import Backpressure, ScriptedSource
-from tui.app.state import MonitorState
+from tui.app.feed.feed_sources import Backpressure, ScriptedSource
+from tui.app.feed.ingest import Ingest
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_messages import ChunkReceived
+from tui.app.monitor.monitor_state import MonitorState
+from tui.app.monitor.view_model import Target
 
 
 class RecordingLink(FakeLink):

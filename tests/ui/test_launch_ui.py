@@ -15,12 +15,12 @@ from textual.widgets import Button
 
 from tests.io.launch_support import live_group_members, local_launcher
 from tests.ui.fakes import FakeClock, FakeLink
-from tui.app.app import MonitorApp
-from tui.app.launch_actions import ConfirmScreen, LauncherOpener, LaunchReported
-from tui.app.model import Target
-from tui.app.sources import ScriptedSource
-from tui.engine.launch_record import RunState
-from tui.io.launcher import Launcher
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.launch.launch_actions import ConfirmScreen, LauncherOpener, LaunchReported
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
+from tui.engine.launch.launch_record import RunState
+from tui.io.launch.launcher import Launcher
 
 SLEEPER = ("sh", "-c", "sleep 60")
 

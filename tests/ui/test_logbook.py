@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.app.logbook import LogBook
+from tui.app.feed.logbook import LogBook
 
 
 def _fill(book: LogBook, count: int) -> None:

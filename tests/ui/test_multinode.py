@@ -17,22 +17,22 @@ from textual.widgets import Static
 
 from tests.engine.multinode_logs import end_of, node_log
 from tests.ui.fakes import FakeClock
-from tui.app.app import MonitorApp
-from tui.app.build import WatchSettings
-from tui.app.cluster_build import build_cluster_app
-from tui.app.cluster_link import ClusterLink
-from tui.app.cluster_source import ClusterSource, combined
-from tui.app.messages import ChunkReceived, ConnectionChanged
-from tui.app.model import ConnectionState, HealthKind, HealthReading, Target
-from tui.app.node_rows import node_title
-from tui.app.sources import Backpressure, ScriptedSource, Throttled
+from tui.app.feed.cluster_link import ClusterLink
+from tui.app.feed.cluster_source import ClusterSource, combined
+from tui.app.feed.feed_sources import Backpressure, ScriptedSource, Throttled
+from tui.app.monitor.cluster_build import build_cluster_app
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_build import WatchSettings
+from tui.app.monitor.monitor_messages import ChunkReceived, ConnectionChanged
+from tui.app.monitor.view_model import ConnectionState, HealthKind, HealthReading, Target
+from tui.app.widgets.node_rows import node_title
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankPanel
 from tui.commands.watch import watch_plan
 from tui.commands.watch_cluster import cluster_nodes
 from tui.config import load_config
-from tui.engine.stages import Outcome, Verdict
-from tui.io.session import HostSession, LocalConnector
+from tui.engine.startup.vocabulary import Outcome, Verdict
+from tui.io.transport.host_session import HostSession, LocalConnector
 
 Compare = Callable[..., bool]
 SIZES = [(160, 48), (240, 70)]

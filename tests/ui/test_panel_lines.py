@@ -4,7 +4,7 @@ shown as approximate on ranks that print none."""
 from __future__ import annotations
 
 from tests.ui.monitor_factory import feed_until, make_monitor
-from tui.app.screens.main import approximate_progress, rank_cards
+from tui.app.screens.main_screen import approximate_progress, rank_cards
 from tui.app.widgets.rank_panel import RankPanel
 
 

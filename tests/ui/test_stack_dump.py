@@ -24,23 +24,23 @@ from tests.io.launch_support import local_launcher
 from tests.net import free_port
 from tests.sshd import TestServer
 from tests.ui.fakes import FakeLink, ranks, server
-from tui.app.app import MonitorApp
-from tui.app.engine_link import EngineAdapter
-from tui.app.launch_actions import LauncherOpener
-from tui.app.model import Target
+from tui.app.feed.engine_link import EngineAdapter
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.feed.session_source import SessionSource
+from tui.app.launch.launch_actions import LauncherOpener
+from tui.app.launch.stack_actions import NO_RECORD, process_group, rank_node, stack_target
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import Target
 from tui.app.screens.log_view import LogScreen
-from tui.app.screens.main import MainScreen
-from tui.app.session_source import SessionSource
-from tui.app.sources import ScriptedSource
-from tui.app.stack_actions import NO_RECORD, process_group, rank_node, stack_target
-from tui.engine.launch_record import HowEnded, RunRecord, RunState, RunStatus
-from tui.engine.snapshot import Snapshot
-from tui.engine.stages import Stage, Verdict
-from tui.engine.stall import RankHealth, RankStatus
-from tui.io.launch_node import Node, Runner
-from tui.io.launcher import Launcher
-from tui.io.session import HostSession, SshConnector
-from tui.io.ssh import SshTransport, connect
+from tui.app.screens.main_screen import MainScreen
+from tui.engine.judge.stall import RankHealth, RankStatus
+from tui.engine.launch.launch_record import HowEnded, RunRecord, RunState, RunStatus
+from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Stage, Verdict
+from tui.io.launch.launch_node import Node, Runner
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.host_session import HostSession, SshConnector
+from tui.io.transport.ssh import SshTransport, connect
 
 PY_SPY_DIR = Path(sys.executable).parent
 needs_py_spy = pytest.mark.skipif(
@@ -78,9 +78,7 @@ def opener_for(launcher: Launcher) -> LauncherOpener:
     return opened
 
 
-def launching_app(
-    session: HostSession, log_dir: Path, runner: Runner | None = None
-) -> MonitorApp:
+def launching_app(session: HostSession, log_dir: Path, runner: Runner | None = None) -> MonitorApp:
     """The monitor of profile ``t``, whose launch command is the simulator, run by ``runner``."""
     port = free_port()
     launcher = local_launcher(log_dir, sim_command(port), port=port)
@@ -125,7 +123,10 @@ async def launch_and_focus(pilot: Pilot[int], app: MonitorApp, tag: str) -> None
 
 @needs_py_spy
 async def test_d_dumps_the_focused_rank_into_its_log(
-    session: HostSession, tmp_path: Path, groups: None, monkeypatch: pytest.MonkeyPatch,
+    session: HostSession,
+    tmp_path: Path,
+    groups: None,
+    monkeypatch: pytest.MonkeyPatch,
     ptrace: None,
 ) -> None:
     monkeypatch.setenv("PATH", f"{PY_SPY_DIR}:{Path('/usr/bin')}:{Path('/bin')}")

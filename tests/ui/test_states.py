@@ -8,14 +8,14 @@ from textual.pilot import Pilot
 
 from tests.ui.monitor_factory import HEALTH_503, READY_HEALTH, feed_until, make_monitor
 from tests.ui.startup_log import FAILURES
-from tui.app.alerts import terminal_title
-from tui.app.app import MonitorApp
-from tui.app.model import HealthKind, HealthReading
+from tui.app.monitor.alerts import terminal_title
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.view_model import HealthKind, HealthReading
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.header import StatusHeader
 from tui.app.widgets.health_badge import VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
-from tui.engine.stages import FailureKind, Verdict
+from tui.engine.startup.vocabulary import FailureKind, Verdict
 
 
 async def _flush(app: MonitorApp, pilot: Pilot[int]) -> None:

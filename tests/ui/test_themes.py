@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.app.themes import (
+from tui.app.monitor.themes import (
     SEMANTIC_DEFAULTS,
     ThemeFileError,
     load_theme_file,

@@ -10,14 +10,14 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.ui.startup_log import phases, up_to
-from tui.app.app import MonitorApp
-from tui.app.build import WatchSettings, build_app
-from tui.app.model import ConnectionState, Target
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_build import WatchSettings, build_app
+from tui.app.monitor.view_model import ConnectionState, Target
 from tui.app.widgets.rank_panel import RankPanel
 from tui.commands.watch import watch_plan
 from tui.config import Config
-from tui.engine.stages import Stage
-from tui.io.session import HostSession, LocalConnector
+from tui.engine.startup.vocabulary import Stage
+from tui.io.transport.host_session import HostSession, LocalConnector
 
 
 async def _until(pilot: Pilot[int], condition: Callable[[], bool], tries: int = 300) -> None:

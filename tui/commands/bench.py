@@ -19,8 +19,14 @@ from typing import Any
 from tui.commands.bench_table import render_table
 from tui.config import BenchConfig, ConfigError, Profile, load_config
 from tui.data.prompts import PromptFileError, workload_prompts
-from tui.io.bench_client import BenchClient, LevelReport, Workload, detect_endpoint, level_fields
-from tui.io.store import RunStore, StoreError
+from tui.io.bench.bench_client import (
+    BenchClient,
+    LevelReport,
+    Workload,
+    detect_endpoint,
+    level_fields,
+)
+from tui.io.store.run_store import RunStore, StoreError
 
 
 def _positive(text: str) -> int:

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from tui.config import ConfigError, load_config
-from tui.engine.estimate import RunRecord, StageKey, clock_label, from_runs
-from tui.engine.fingerprint import Fingerprint
-from tui.engine.sanitize import clean_segment
-from tui.engine.spread import Spread, percentile
-from tui.engine.stages import Outcome
-from tui.io.history_store import runs
-from tui.io.store import database_file
+from tui.engine.logs.sanitize import clean_segment
+from tui.engine.startup.vocabulary import Outcome
+from tui.engine.timing.estimate import RunRecord, StageKey, clock_label, from_runs
+from tui.engine.timing.fingerprint import Fingerprint
+from tui.engine.timing.spread import Spread, percentile
+from tui.io.store.history_store import runs
+from tui.io.store.run_store import database_file
 
 RECENT = 3
 

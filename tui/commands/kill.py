@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 
 from tui.commands.launch import add_profile_arguments, run_action, say
-from tui.engine.durations import DurationError, parse_duration
-from tui.io.launch_profile import kill_lines
-from tui.io.launcher import Launcher
+from tui.engine.timing.durations import DurationError, parse_duration
+from tui.io.launch.launch_profile import kill_lines
+from tui.io.launch.launcher import Launcher
 
 DESCRIPTION = (
     "Stop the profile's newest run on every host: SIGTERM to its recorded process group, the "

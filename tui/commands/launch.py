@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TextIO
 
 from tui.config import ConfigError, Profile, load_config
-from tui.engine.launch_plan import PlanError
-from tui.engine.sanitize import sanitize_line
-from tui.io.launch_node import NodeError
-from tui.io.launch_profile import launch_lines, open_launcher
-from tui.io.launcher import Launcher
-from tui.io.ssh import ConnectError
+from tui.engine.launch.launch_plan import PlanError
+from tui.engine.logs.sanitize import sanitize_line
+from tui.io.launch.launch_node import NodeError
+from tui.io.launch.launch_profile import launch_lines, open_launcher
+from tui.io.launch.launcher import Launcher
+from tui.io.transport.ssh import ConnectError
 
 Action = Callable[[Launcher], Awaitable[int]]
 

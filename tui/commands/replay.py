@@ -8,8 +8,8 @@ import sys
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from tui.engine.replay import replay_chunks, report_json, report_text
-from tui.engine.snapshot import Snapshot
+from tui.engine.logs.replay_report import replay_chunks, report_json, report_text
+from tui.engine.startup.snapshot import Snapshot
 
 CHUNK = 262144
 """Bytes read at a time: large enough that the engine's cost per chunk is small next to its
@@ -60,7 +60,7 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
 def _follow(path: str, engine: str) -> Snapshot:
     import asyncio
 
-    from tui.io.follow import LocalFollower
+    from tui.io.tail.local_follow import LocalFollower
 
     follower = LocalFollower(path, engine)
     try:

@@ -11,8 +11,8 @@ import argparse
 
 from tui.commands.kill import add_grace_argument
 from tui.commands.launch import add_profile_arguments, run_action, say
-from tui.io.launch_profile import kill_lines, launch_lines
-from tui.io.launcher import Launcher
+from tui.io.launch.launch_profile import kill_lines, launch_lines
+from tui.io.launch.launcher import Launcher
 
 DESCRIPTION = (
     "Stop the profile's newest run as 'bringup kill' does, then launch it again as "

@@ -19,8 +19,8 @@ from typing import Any
 
 from tui.commands.bench_table import number_text
 from tui.config import ConfigError, load_config
-from tui.engine.sanitize import sanitize_line
-from tui.io.store import RunStore, StoredBench, StoredRun, StoreError
+from tui.engine.logs.sanitize import sanitize_line
+from tui.io.store.run_store import RunStore, StoredBench, StoredRun, StoreError
 
 RUN_COLUMNS = (
     "id", "recorded_at", "profile", "outcome", "failure", "total_seconds", "engine", "version",

@@ -13,6 +13,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_argv(argv: list[str]) -> int:
     """Run the simulator with a real server's command line (unknown flags included)."""
-    from tui.sim.main import main
+    from tui.sim.sim_main import main
 
     return main(argv, prog="bringup sim")

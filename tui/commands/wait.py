@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
-from tui.engine.estimate import DEFAULT_STARTUP
-from tui.engine.sanitize import sanitize_line
-from tui.engine.stall import StallPolicy
+from tui.engine.judge.stall import StallPolicy
+from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.timing.estimate import DEFAULT_STARTUP
 
 EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG, EXIT_ERROR = 0, 1, 2, 3, 4, 5
 ENGINES = ("auto", "sglang", "vllm")
@@ -175,7 +175,7 @@ def node_targets(
 def _launched_logs(profile: Profile) -> list[str]:
     if not profile.launch.command:
         return []
-    from tui.io.launch_profile import latest_logs
+    from tui.io.launch.launch_profile import latest_logs
 
     return list(latest_logs(profile))
 

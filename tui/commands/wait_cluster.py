@@ -14,11 +14,17 @@ from collections.abc import Callable
 
 from tui.commands.wait import EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, WaitPlan
 from tui.commands.wait_watch import Report, Watcher, guarded, session_for, until_decided
-from tui.engine.cluster import AllNodesReady, ClusterEngine, ClusterUpdate, NodeJoined, NodeReady
-from tui.io.deadline import within
-from tui.io.events import Chunk, ConnectionEvent, Marker
-from tui.io.session import HostSession
-from tui.io.ssh import ConnectError
+from tui.engine.cluster.cluster_engine import (
+    AllNodesReady,
+    ClusterEngine,
+    ClusterUpdate,
+    NodeJoined,
+    NodeReady,
+)
+from tui.io.transport.deadline import within
+from tui.io.transport.host_session import HostSession
+from tui.io.transport.link_events import Chunk, ConnectionEvent, Marker
+from tui.io.transport.ssh import ConnectError
 
 _CLUSTER_EVENTS = (NodeJoined, NodeReady, AllNodesReady)
 CLOSE_SECONDS = 10.0

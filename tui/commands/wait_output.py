@@ -16,11 +16,12 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TextIO
 
-from tui.engine import events as ev
-from tui.engine.cluster import describe_cluster
-from tui.engine.sanitize import sanitize_line
-from tui.engine.stall import RankStalled
-from tui.io.events import (
+from tui.engine.cluster.cluster_engine import describe_cluster
+from tui.engine.judge.stall import RankStalled
+from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.startup import log_events as ev
+from tui.io.health.health_poll import HealthChanged
+from tui.io.transport.link_events import (
     Connected,
     Connecting,
     ConnectionEvent,
@@ -30,7 +31,6 @@ from tui.io.events import (
     Marker,
     Reconnected,
 )
-from tui.io.health import HealthChanged
 
 Clock = Callable[[], float]
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")

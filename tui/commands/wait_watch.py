@@ -19,18 +19,18 @@ from tui.commands.wait import (
     WaitPlan,
 )
 from tui.commands.wait_output import JsonReport, PlainReport
-from tui.engine.feed import LogEngine
-from tui.engine.sanitize import sanitize_text
-from tui.engine.snapshot import Snapshot
-from tui.engine.stall import StallTracker
-from tui.io.deadline import within
-from tui.io.events import Chunk, ConnectionEvent, ConnectionFailed, Marker
-from tui.io.health import HealthChanged, HealthOptions, HealthPoller
-from tui.io.history_store import StartupHistory
-from tui.io.host_keys import check_policy
-from tui.io.session import HostSession, LocalConnector, SessionClosed, SshConnector
-from tui.io.ssh import ConnectError, SshTarget, parse_host_spec
-from tui.io.store import database_file
+from tui.engine.judge.stall import StallTracker
+from tui.engine.logs.log_engine import LogEngine
+from tui.engine.logs.sanitize import sanitize_text
+from tui.engine.startup.snapshot import Snapshot
+from tui.io.health.health_poll import HealthChanged, HealthOptions, HealthPoller
+from tui.io.store.history_store import StartupHistory
+from tui.io.store.run_store import database_file
+from tui.io.transport.deadline import within
+from tui.io.transport.host_keys import check_policy
+from tui.io.transport.host_session import HostSession, LocalConnector, SessionClosed, SshConnector
+from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, Marker
+from tui.io.transport.ssh import ConnectError, SshTarget, parse_host_spec
 
 STALL_CHECK_SECONDS = 0.5
 

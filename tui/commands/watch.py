@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 
 from tui.commands.watch_cluster import cluster_nodes, watch_cluster
 from tui.config import Config, ConfigError, Profile, load_config
-from tui.config.model import DEFAULT_PORTS
-from tui.engine.sanitize import sanitize_line
-from tui.engine.stall import StallPolicy
-from tui.io.launch_profile import latest_log
+from tui.config.config_model import DEFAULT_PORTS
+from tui.engine.judge.stall import StallPolicy
+from tui.engine.logs.sanitize import sanitize_line
+from tui.io.launch.launch_profile import latest_log
 
 if TYPE_CHECKING:
-    from tui.app.launch_actions import LauncherOpener
-    from tui.io.session import HostSession
+    from tui.app.launch.launch_actions import LauncherOpener
+    from tui.io.transport.host_session import HostSession
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,12 +85,12 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
 
 
 async def _watch(plan: WatchPlan) -> int:
-    from tui.app.bench_runs import BenchOptions
-    from tui.app.build import WatchSettings, build_app
-    from tui.app.model import Target
-    from tui.app.runner import run_app
-    from tui.app.themes import DEFAULT_THEME
-    from tui.io.telemetry import TelemetrySettings
+    from tui.app.bench.bench_runs import BenchOptions
+    from tui.app.monitor.app_runner import run_app
+    from tui.app.monitor.monitor_build import WatchSettings, build_app
+    from tui.app.monitor.themes import DEFAULT_THEME
+    from tui.app.monitor.view_model import Target
+    from tui.io.gpu.gpu_telemetry import TelemetrySettings
 
     profile = plan.profile
     settings = WatchSettings(
@@ -125,8 +125,8 @@ async def _watch(plan: WatchPlan) -> int:
 
 
 def _session(plan: WatchPlan) -> HostSession:
-    from tui.io.session import HostSession, LocalConnector, SshConnector
-    from tui.io.ssh import SshTarget, parse_host_spec
+    from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
+    from tui.io.transport.ssh import SshTarget, parse_host_spec
 
     if plan.host is None:
         return HostSession(LocalConnector())
@@ -147,6 +147,6 @@ def _launcher(profile: Profile) -> LauncherOpener | None:
     """L, K and R act on the profile's launch command; without one they are hidden."""
     if profile.read_only or not profile.launch.command:
         return None
-    from tui.io.launch_profile import open_launcher
+    from tui.io.launch.launch_profile import open_launcher
 
     return functools.partial(open_launcher, profile)

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tui.io.launch_profile import latest_logs
+from tui.io.launch.launch_profile import latest_logs
 
 if TYPE_CHECKING:
-    from tui.app.build import WatchSettings
-    from tui.app.launch_actions import LauncherOpener
+    from tui.app.launch.launch_actions import LauncherOpener
+    from tui.app.monitor.monitor_build import WatchSettings
     from tui.commands.watch import WatchPlan
-    from tui.io.session import HostSession
+    from tui.io.transport.host_session import HostSession
 
 Node = tuple[str, str]
 
@@ -46,8 +46,8 @@ async def watch_cluster(
     make_session: Callable[[WatchPlan], HostSession],
 ) -> int:
     """Run the monitor over every node; returns the app's exit status."""
-    from tui.app.cluster_build import build_cluster_app
-    from tui.app.runner import run_app
+    from tui.app.monitor.app_runner import run_app
+    from tui.app.monitor.cluster_build import build_cluster_app
     from tui.commands.wait_cluster import close_all
     from tui.commands.watch import WatchPlan
 

@@ -8,8 +8,8 @@ library, so headless commands can use it.
 
 from __future__ import annotations
 
-from tui.config.load import config_path, default_config_path, load_config, parse_config
-from tui.config.model import (
+from tui.config.config_load import config_path, default_config_path, load_config, parse_config
+from tui.config.config_model import (
     DEFAULT_PORTS,
     LAUNCH_PLACEHOLDERS,
     BenchConfig,
@@ -18,9 +18,9 @@ from tui.config.model import (
     Profile,
     StallConfig,
 )
-from tui.config.source import ConfigError
-from tui.config.targets import SshTarget, parse_ssh_target
-from tui.engine.durations import DurationError, format_duration, parse_duration
+from tui.config.config_text import ConfigError
+from tui.config.ssh_targets import SshTarget, parse_ssh_target
+from tui.engine.timing.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
     "DEFAULT_PORTS",

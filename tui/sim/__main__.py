@@ -2,6 +2,6 @@
 
 import sys
 
-from tui.sim.main import main
+from tui.sim.sim_main import main
 
 raise SystemExit(main(sys.argv[1:]))

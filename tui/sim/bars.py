@@ -32,8 +32,9 @@ def shard_draws(start: float, pace: float, total: int, scale: float) -> list[Dra
     return draws
 
 
-def graph_draws(start: float, pace: float, sizes: list[int], avail: float, after: float,
-                scale: float) -> list[Draw]:
+def graph_draws(
+    start: float, pace: float, sizes: list[int], avail: float, after: float, scale: float
+) -> list[Draw]:
     """CUDA-graph capture, batch sizes counting down, free memory shrinking as it goes."""
     order = sizes[::-1]
     total = len(order)

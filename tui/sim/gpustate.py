@@ -94,7 +94,9 @@ def read_state(path: Path) -> list[GpuSlot]:
         data = json.loads(path.read_text())
         owner = int(data["owner"])
         os.kill(owner, 0)
-        return [GpuSlot(int(g["index"]), int(g["pid"]), int(g["used_mib"]), int(g["util"]))
-                for g in data["gpus"]]
+        return [
+            GpuSlot(int(g["index"]), int(g["pid"]), int(g["used_mib"]), int(g["util"]))
+            for g in data["gpus"]
+        ]
     except (OSError, ValueError, KeyError, TypeError):
         return []

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from tui.sim.config import SimConfig
-from tui.sim.model import MemoryPlan, ModelFacts
+from tui.sim.sim_model import MemoryPlan, ModelFacts
 from tui.sim.stats import ServerStats
 from tui.sim.timeline import StartupTimes
 from tui.sim.tokens import GenRequest, TokenEngine
@@ -85,8 +85,9 @@ async def read_json(request: Request) -> dict[str, Any]:
     return data
 
 
-def int_field(data: dict[str, Any], name: str, default: int, low: int = 0,
-              high: int = 1 << 20) -> int:
+def int_field(
+    data: dict[str, Any], name: str, default: int, low: int = 0, high: int = 1 << 20
+) -> int:
     """An integer field within bounds, or BadRequest naming it."""
     value = data.get(name, default)
     if value is None:

@@ -100,7 +100,11 @@ def uvicorn_log_config(level: str, prefix: str = "", timestamps: bool = True) ->
             },
         },
         "handlers": {
-            name: {"formatter": name, "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
+            name: {
+                "formatter": name,
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+            }
             for name in ("default", "access")
         },
         "loggers": {

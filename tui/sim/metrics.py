@@ -23,8 +23,9 @@ def _metric(out: list[str], name: str, kind: str, doc: str, labels: str, value: 
     out.append(f"{name}{labels} {float(value)}")
 
 
-def _histogram(out: list[str], name: str, doc: str, labels: dict[str, str],
-               hist: Histogram) -> None:
+def _histogram(
+    out: list[str], name: str, doc: str, labels: dict[str, str], hist: Histogram
+) -> None:
     out.append(f"# HELP {name} {doc}")
     out.append(f"# TYPE {name} histogram")
     counts = hist.counts or [0] * len(hist.bounds)
@@ -37,8 +38,13 @@ def _histogram(out: list[str], name: str, doc: str, labels: dict[str, str],
 
 def sglang_metrics(config: SimConfig, stats: ServerStats) -> str:
     """``/metrics`` as SGLang exports it from its stats-logging rank."""
-    base = {"model_name": config.model_name, "engine_type": "unified", "tp_rank": "0",
-            "pp_rank": "0", "moe_ep_rank": "0"}
+    base = {
+        "model_name": config.model_name,
+        "engine_type": "unified",
+        "tp_rank": "0",
+        "pp_rank": "0",
+        "moe_ep_rank": "0",
+    }
     labels = _labels(base)
     totals = stats.totals
     out: list[str] = []
@@ -48,28 +54,47 @@ def sglang_metrics(config: SimConfig, stats: ServerStats) -> str:
         ("num_used_tokens", "The number of used tokens.", stats.tokens_in_use),
         ("token_usage", "The token usage.", stats.tokens_in_use / stats.capacity),
         ("gen_throughput", "The generation throughput (token/s).", totals.last_gen_throughput),
-        ("max_total_num_tokens", "Maximum total number of tokens in the KV pool.",
-         stats.capacity),
-        ("spec_accept_length", "The average acceptance length of speculative decoding "
-         "(accepted drafts + bonus token per forward).", totals.last_accept_len),
+        ("max_total_num_tokens", "Maximum total number of tokens in the KV pool.", stats.capacity),
+        (
+            "spec_accept_length",
+            "The average acceptance length of speculative decoding "
+            "(accepted drafts + bonus token per forward).",
+            totals.last_accept_len,
+        ),
     )
     for name, doc, value in gauges:
         _metric(out, f"sglang:{name}", "gauge", doc, labels, value)
     counters = (
         ("prompt_tokens_total", "Number of prefill tokens processed.", totals.prompt_tokens),
-        ("generation_tokens_total", "Number of generation tokens processed.",
-         totals.generation_tokens),
+        (
+            "generation_tokens_total",
+            "Number of generation tokens processed.",
+            totals.generation_tokens,
+        ),
         ("num_requests_total", "Number of requests processed.", totals.requests),
-        ("spec_verify_calls_total", "Number of speculative verify forward calls.",
-         totals.verify_steps),
+        (
+            "spec_verify_calls_total",
+            "Number of speculative verify forward calls.",
+            totals.verify_steps,
+        ),
     )
     for name, doc, value in counters:
         _metric(out, f"sglang:{name}", "counter", doc, labels, value)
     names = {"model_name": config.model_name}
-    _histogram(out, "sglang:time_to_first_token_seconds", "Histogram of time to first token "
-               "in seconds.", names, totals.ttft)
-    _histogram(out, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request "
-               "latency in seconds", names, totals.e2e)
+    _histogram(
+        out,
+        "sglang:time_to_first_token_seconds",
+        "Histogram of time to first token in seconds.",
+        names,
+        totals.ttft,
+    )
+    _histogram(
+        out,
+        "sglang:e2e_request_latency_seconds",
+        "Histogram of End-to-end request latency in seconds",
+        names,
+        totals.e2e,
+    )
     return "\n".join(out) + "\n"
 
 
@@ -79,32 +104,90 @@ def vllm_metrics(config: SimConfig, stats: ServerStats) -> str:
     labels = _labels(base)
     totals = stats.totals
     out: list[str] = []
-    _metric(out, "vllm:num_requests_running", "gauge", "Number of requests in model "
-            "execution batches.", labels, len(stats.running))
-    _metric(out, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be "
-            "processed.", labels, stats.waiting)
-    _metric(out, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent "
-            "usage.", labels, stats.tokens_in_use / stats.capacity)
-    _metric(out, "vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.",
-            labels, totals.prompt_tokens)
-    _metric(out, "vllm:generation_tokens_total", "counter", "Number of generation tokens "
-            "processed.", labels, totals.generation_tokens)
+    _metric(
+        out,
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        labels,
+        len(stats.running),
+    )
+    _metric(
+        out,
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        labels,
+        stats.waiting,
+    )
+    _metric(
+        out,
+        "vllm:kv_cache_usage_perc",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        labels,
+        stats.tokens_in_use / stats.capacity,
+    )
+    _metric(
+        out,
+        "vllm:prompt_tokens_total",
+        "counter",
+        "Number of prefill tokens processed.",
+        labels,
+        totals.prompt_tokens,
+    )
+    _metric(
+        out,
+        "vllm:generation_tokens_total",
+        "counter",
+        "Number of generation tokens processed.",
+        labels,
+        totals.generation_tokens,
+    )
     if config.speculative:
         drafts = totals.verify_steps
-        _metric(out, "vllm:spec_decode_num_drafts_total", "counter", "Number of spec "
-                "decoding drafts.", labels, drafts)
-        _metric(out, "vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft "
-                "tokens.", labels, drafts * (config.max_accept - 1))
-        _metric(out, "vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of "
-                "accepted tokens.", labels, totals.accepted_drafts)
+        _metric(
+            out,
+            "vllm:spec_decode_num_drafts_total",
+            "counter",
+            "Number of spec decoding drafts.",
+            labels,
+            drafts,
+        )
+        _metric(
+            out,
+            "vllm:spec_decode_num_draft_tokens_total",
+            "counter",
+            "Number of draft tokens.",
+            labels,
+            drafts * (config.max_accept - 1),
+        )
+        _metric(
+            out,
+            "vllm:spec_decode_num_accepted_tokens_total",
+            "counter",
+            "Number of accepted tokens.",
+            labels,
+            totals.accepted_drafts,
+        )
         name = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
         out.append(f"# HELP {name} Accepted tokens per draft position.")
         out.append(f"# TYPE {name} counter")
         for position, count in enumerate(totals.per_position):
             pos_labels = _labels({**base, "position": str(position)})
             out.append(f"{name}{pos_labels} {float(count)}")
-    _histogram(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in "
-               "seconds.", base, totals.ttft)
-    _histogram(out, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in "
-               "seconds.", base, totals.e2e)
+    _histogram(
+        out,
+        "vllm:time_to_first_token_seconds",
+        "Histogram of time to first token in seconds.",
+        base,
+        totals.ttft,
+    )
+    _histogram(
+        out,
+        "vllm:e2e_request_latency_seconds",
+        "Histogram of e2e request latency in seconds.",
+        base,
+        totals.e2e,
+    )
     return "\n".join(out) + "\n"

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tui.sim.gpustate import GpuSlot, read_state, state_path
-from tui.sim.model import GPU_NAME, GPU_TOTAL_MIB
+from tui.sim.sim_model import GPU_NAME, GPU_TOTAL_MIB
 
 IDLE_WATTS = 78.0
 BUSY_WATTS = 690.0
@@ -94,13 +94,19 @@ def gpus(count: int, slots: Sequence[GpuSlot]) -> list[SimGpu]:
     result = []
     for index in range(count):
         slot = used.get(index)
-        result.append(SimGpu(index, slot.used_mib, slot.util, slot.pid) if slot else
-                      SimGpu(index, 0, 0, 0))
+        result.append(
+            SimGpu(index, slot.used_mib, slot.util, slot.pid) if slot else SimGpu(index, 0, 0, 0)
+        )
     return result
 
 
-def render(fields: dict[str, Column], wanted: Sequence[str], rows: Sequence[SimGpu],
-           header: bool, units: bool) -> str:
+def render(
+    fields: dict[str, Column],
+    wanted: Sequence[str],
+    rows: Sequence[SimGpu],
+    header: bool,
+    units: bool,
+) -> str:
     """Rows in nvidia-smi's CSV: ``", "`` between values, units and a header unless told not."""
     columns = [fields[name] for name in wanted]
     lines = []
@@ -142,8 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for gpu in gpus(count, []):
             print(f"GPU {gpu.index}: {GPU_NAME} (UUID: {gpu.uuid})")
         return 0
-    query, fields = (args.query_gpu, GPU_FIELDS) if args.query_gpu else (
-        args.query_compute_apps, APP_FIELDS)
+    query, fields = (
+        (args.query_gpu, GPU_FIELDS) if args.query_gpu else (args.query_compute_apps, APP_FIELDS)
+    )
     if not query:
         return _refuse("Invalid combination of input arguments.")
     wanted = [part.strip() for part in query.split(",") if part.strip()]
@@ -156,8 +163,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _serve(path, count, fields, wanted, header, units, interval, args.query_gpu is None)
 
 
-def _serve(path: Path, count: int, fields: dict[str, Column], wanted: list[str], header: bool,
-           units: bool, interval: float, apps: bool) -> int:
+def _serve(
+    path: Path,
+    count: int,
+    fields: dict[str, Column],
+    wanted: list[str],
+    header: bool,
+    units: bool,
+    interval: float,
+    apps: bool,
+) -> int:
     while True:
         rows = gpus(count, read_state(path))
         if apps:

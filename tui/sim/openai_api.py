@@ -94,8 +94,7 @@ def _completion_prompt(data: dict[str, Any]) -> int:
         return count_words(prompt)
     if isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
         return len(prompt)
-    raise BadRequest("'prompt' must be a string or a list of token ids; batches are not "
-                     "simulated")
+    raise BadRequest("'prompt' must be a string or a list of token ids; batches are not simulated")
 
 
 def _chat_prompt(data: dict[str, Any]) -> int:
@@ -131,32 +130,45 @@ def _usage(req: GenRequest, completion: int) -> dict[str, Any]:
     }
 
 
-def _envelope(state: ServerState, call: Call, choices: list[dict[str, Any]],
-              streaming: bool) -> dict[str, Any]:
+def _envelope(
+    state: ServerState, call: Call, choices: list[dict[str, Any]], streaming: bool
+) -> dict[str, Any]:
     kind = "chat.completion" if call.chat else "text_completion"
     if call.chat and streaming:
         kind += ".chunk"
-    return {"id": call.rid, "object": kind, "created": int(time.time()), "model": call.model,
-            "choices": choices, "usage": None}
+    return {
+        "id": call.rid,
+        "object": kind,
+        "created": int(time.time()),
+        "model": call.model,
+        "choices": choices,
+        "usage": None,
+    }
 
 
 def _choice(call: Call, text: str, finish: str | None, first: bool) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0}
     if call.chat and call.stream:
-        delta: dict[str, Any] = {"role": "assistant", "content": text} if first else {
-            "content": text}
+        delta: dict[str, Any] = (
+            {"role": "assistant", "content": text} if first else {"content": text}
+        )
         choice["delta"] = delta
     elif call.chat:
-        choice["message"] = {"role": "assistant", "content": text, "reasoning_content": None,
-                             "tool_calls": None}
+        choice["message"] = {
+            "role": "assistant",
+            "content": text,
+            "reasoning_content": None,
+            "tool_calls": None,
+        }
     else:
         choice["text"] = text
     choice.update({"logprobs": None, "finish_reason": finish, "matched_stop": None})
     return choice
 
 
-async def _events(state: ServerState, call: Call, req: GenRequest,
-                  chunks: AsyncIterator[Chunk]) -> AsyncIterator[bytes]:
+async def _events(
+    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[Chunk]
+) -> AsyncIterator[bytes]:
     completion, first = 0, True
     async for chunk in chunks:
         completion = chunk.completion_tokens
@@ -171,8 +183,9 @@ async def _events(state: ServerState, call: Call, req: GenRequest,
     yield sse("[DONE]")
 
 
-async def _complete(state: ServerState, call: Call, req: GenRequest,
-                    chunks: AsyncIterator[Chunk]) -> dict[str, Any]:
+async def _complete(
+    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[Chunk]
+) -> dict[str, Any]:
     ids: list[int] = []
     completion, finish = 0, "length"
     async for chunk in chunks:

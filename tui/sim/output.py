@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 
 from tui.sim.config import SimConfig
-from tui.sim.failures import GLOG
 from tui.sim.logfmt import LEVELS, sglang_line, vllm_line, vllm_raw
+from tui.sim.sim_failures import GLOG
 
 PidOf = Callable[[str], int]
 
@@ -61,8 +61,14 @@ class LogSink:
             write(text)
             self.line_start = text.endswith("\n")
 
-    def log(self, who: str | None, msg: str, level: str = "INFO", src: str = "",
-            shown: str | None = None) -> None:
+    def log(
+        self,
+        who: str | None,
+        msg: str,
+        level: str = "INFO",
+        src: str = "",
+        shown: str | None = None,
+    ) -> None:
         if LEVELS.get(level, 20) < self.threshold:
             return
         now = time.time()

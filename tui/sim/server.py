@@ -65,8 +65,9 @@ def make_server(state: ServerState, app: Starlette, quiet: bool = False) -> SimS
     """A uvicorn server on the configured address, logging in the engine's format."""
     cfg = state.config
     if cfg.engine == "vllm":
-        log_config = uvicorn_log_config(cfg.log_level, prefix="(APIServer pid=%(process)d) ",
-                                        timestamps=False)
+        log_config = uvicorn_log_config(
+            cfg.log_level, prefix="(APIServer pid=%(process)d) ", timestamps=False
+        )
     else:
         log_config = uvicorn_log_config(cfg.log_level)
     config = uvicorn.Config(
@@ -100,17 +101,38 @@ async def vllm_health(request: Request) -> Response:
 async def vllm_models(request: Request) -> Response:
     state = state_of(request)
     name = state.config.model_name
-    return JSONResponse({"object": "list", "data": [{
-        "id": name, "object": "model", "created": state.created, "owned_by": "vllm",
-        "root": state.config.model_path, "parent": None,
-        "max_model_len": state.facts.context_len,
-        "permission": [{"id": "modelperm-sim", "object": "model_permission",
-                        "created": state.created, "allow_create_engine": False,
-                        "allow_sampling": True, "allow_logprobs": True,
-                        "allow_search_indices": False, "allow_view": True,
-                        "allow_fine_tuning": False, "organization": "*", "group": None,
-                        "is_blocking": False}],
-    }]})
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [
+                {
+                    "id": name,
+                    "object": "model",
+                    "created": state.created,
+                    "owned_by": "vllm",
+                    "root": state.config.model_path,
+                    "parent": None,
+                    "max_model_len": state.facts.context_len,
+                    "permission": [
+                        {
+                            "id": "modelperm-sim",
+                            "object": "model_permission",
+                            "created": state.created,
+                            "allow_create_engine": False,
+                            "allow_sampling": True,
+                            "allow_logprobs": True,
+                            "allow_search_indices": False,
+                            "allow_view": True,
+                            "allow_fine_tuning": False,
+                            "organization": "*",
+                            "group": None,
+                            "is_blocking": False,
+                        }
+                    ],
+                }
+            ],
+        }
+    )
 
 
 async def vllm_version(request: Request) -> Response:
@@ -129,7 +151,10 @@ async def vllm_metrics_route(request: Request) -> Response:
 
 def vllm_routes() -> list[Route]:
     return [
-        Route("/health", vllm_health), Route("/ping", vllm_health),
-        Route("/v1/models", vllm_models), Route("/version", vllm_version),
-        Route("/load", vllm_load), Route("/metrics", vllm_metrics_route),
+        Route("/health", vllm_health),
+        Route("/ping", vllm_health),
+        Route("/v1/models", vllm_models),
+        Route("/version", vllm_version),
+        Route("/load", vllm_load),
+        Route("/metrics", vllm_metrics_route),
     ]

@@ -56,15 +56,24 @@ async def model_info(request: Request) -> Response:
     state = state_of(request)
     _deprecation(state, request, "/model_info")
     cfg = state.config
-    return JSONResponse({
-        "model_path": cfg.model_path, "served_model_name": cfg.model_name,
-        "tokenizer_path": cfg.model_path, "is_generation": True,
-        "preferred_sampling_params": None, "weight_version": "default", "load_format": "auto",
-        "reasoning_parser": None, "tool_call_parser": None, "disaggregation_mode": "null",
-        "has_image_understanding": False, "has_audio_understanding": False,
-        "model_type": state.facts.architecture.lower().split("for")[0],
-        "architectures": [state.facts.architecture],
-    })
+    return JSONResponse(
+        {
+            "model_path": cfg.model_path,
+            "served_model_name": cfg.model_name,
+            "tokenizer_path": cfg.model_path,
+            "is_generation": True,
+            "preferred_sampling_params": None,
+            "weight_version": "default",
+            "load_format": "auto",
+            "reasoning_parser": None,
+            "tool_call_parser": None,
+            "disaggregation_mode": "null",
+            "has_image_understanding": False,
+            "has_audio_understanding": False,
+            "model_type": state.facts.architecture.lower().split("for")[0],
+            "architectures": [state.facts.architecture],
+        }
+    )
 
 
 async def server_info(request: Request) -> Response:
@@ -73,18 +82,27 @@ async def server_info(request: Request) -> Response:
     cfg, times = state.config, state.times
     args = sglang_server_args(cfg)
     startup = {
-        "load_weight": times.load_weight, "kv_cache_allocation": times.kv_cache_allocation,
-        "scheduler_e2e": times.scheduler_e2e, "cuda_graph": dict(times.cuda_graph),
+        "load_weight": times.load_weight,
+        "kv_cache_allocation": times.kv_cache_allocation,
+        "scheduler_e2e": times.scheduler_e2e,
+        "cuda_graph": dict(times.cuda_graph),
         "tokenizer_e2e": times.tokenizer_e2e,
     }
     internal = {**args, **_internal_state(state), "startup_time": startup}
-    return JSONResponse({
-        **args, "launch_command": "sglang serve " + " ".join(cfg.argv),
-        "status": "ready", "max_total_num_tokens": state.memory.kv_tokens,
-        "max_req_input_len": state.facts.context_len - 1, "kv_events": None,
-        "startup_time": startup, "internal_states": [internal] * max(cfg.dp_size, 1),
-        "version": SGLANG_VERSION, "frontend": "python",
-    })
+    return JSONResponse(
+        {
+            **args,
+            "launch_command": "sglang serve " + " ".join(cfg.argv),
+            "status": "ready",
+            "max_total_num_tokens": state.memory.kv_tokens,
+            "max_req_input_len": state.facts.context_len - 1,
+            "kv_events": None,
+            "startup_time": startup,
+            "internal_states": [internal] * max(cfg.dp_size, 1),
+            "version": SGLANG_VERSION,
+            "frontend": "python",
+        }
+    )
 
 
 def _internal_state(state: ServerState) -> dict[str, Any]:
@@ -110,17 +128,31 @@ def _internal_state(state: ServerState) -> dict[str, Any]:
 def _deprecation(state: ServerState, request: Request, new: str) -> None:
     old = request.url.path
     if old != new:
-        state.log_main(f"Endpoint '{old}' is deprecated and will be removed in a future "
-                       f"version. Please use '{new}' instead.")
+        state.log_main(
+            f"Endpoint '{old}' is deprecated and will be removed in a future "
+            f"version. Please use '{new}' instead."
+        )
 
 
 async def models(request: Request) -> Response:
     state = state_of(request)
     name = state.config.model_name
-    return JSONResponse({"object": "list", "data": [{
-        "id": name, "object": "model", "created": state.created, "owned_by": "sglang",
-        "root": name, "parent": None, "max_model_len": state.facts.context_len,
-    }]})
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [
+                {
+                    "id": name,
+                    "object": "model",
+                    "created": state.created,
+                    "owned_by": "sglang",
+                    "root": name,
+                    "parent": None,
+                    "max_model_len": state.facts.context_len,
+                }
+            ],
+        }
+    )
 
 
 async def metrics(request: Request) -> Response:
@@ -158,15 +190,17 @@ def _generate_request(state: ServerState, data: dict[str, Any]) -> GenRequest:
     elif text is None and ids is None:
         prompt = 1
     else:
-        raise BadRequest("'text' must be a string and 'input_ids' a list of integers; "
-                         "batches are not simulated")
+        raise BadRequest(
+            "'text' must be a string and 'input_ids' a list of integers; batches are not simulated"
+        )
     limit = state.facts.context_len
     new = int_field(params, "max_new_tokens", 128, 0, limit)
     return state.new_request(prompt, new)
 
 
-async def _stream(state: ServerState, req: GenRequest,
-                  chunks: AsyncIterator[Chunk]) -> AsyncIterator[bytes]:
+async def _stream(
+    state: ServerState, req: GenRequest, chunks: AsyncIterator[Chunk]
+) -> AsyncIterator[bytes]:
     ids: list[int] = []
     started = time.monotonic()
     async for chunk in chunks:
@@ -175,8 +209,9 @@ async def _stream(state: ServerState, req: GenRequest,
     yield sse("[DONE]")
 
 
-async def _collect(state: ServerState, req: GenRequest,
-                   chunks: AsyncIterator[Chunk]) -> dict[str, Any]:
+async def _collect(
+    state: ServerState, req: GenRequest, chunks: AsyncIterator[Chunk]
+) -> dict[str, Any]:
     ids: list[int] = []
     started = time.monotonic()
     last = Chunk((), 0, 0, True)
@@ -186,11 +221,15 @@ async def _collect(state: ServerState, req: GenRequest,
     return _body(state, req, ids, last, time.monotonic() - started)
 
 
-def _body(state: ServerState, req: GenRequest, ids: list[int], chunk: Chunk,
-          elapsed: float) -> dict[str, Any]:
+def _body(
+    state: ServerState, req: GenRequest, ids: list[int], chunk: Chunk, elapsed: float
+) -> dict[str, Any]:
     text = "".join(token_text(token) for token in ids)
-    return {"text": text, "output_ids": list(ids), "meta_info": meta_info(state, req, chunk,
-                                                                          elapsed)}
+    return {
+        "text": text,
+        "output_ids": list(ids),
+        "meta_info": meta_info(state, req, chunk, elapsed),
+    }
 
 
 def meta_info(state: ServerState, req: GenRequest, chunk: Chunk, elapsed: float) -> dict[str, Any]:
@@ -204,9 +243,12 @@ def meta_info(state: ServerState, req: GenRequest, chunk: Chunk, elapsed: float)
     info: dict[str, Any] = {
         "id": req.rid,
         "finish_reason": reason,
-        "prompt_tokens": req.prompt_tokens, "weight_version": "default",
-        "total_retractions": 0, "reasoning_tokens": 0,
-        "completion_tokens": chunk.completion_tokens, "cached_tokens": 0,
+        "prompt_tokens": req.prompt_tokens,
+        "weight_version": "default",
+        "total_retractions": 0,
+        "reasoning_tokens": 0,
+        "completion_tokens": chunk.completion_tokens,
+        "cached_tokens": 0,
     }
     cfg = state.config
     if cfg.speculative:
@@ -225,10 +267,14 @@ def meta_info(state: ServerState, req: GenRequest, chunk: Chunk, elapsed: float)
 def sglang_routes(state: ServerState) -> list[Route]:
     """Every native route; ``/metrics`` only with ``--enable-metrics``."""
     routes = [
-        Route("/health", health), Route("/health_generate", health),
-        Route("/model_info", model_info), Route("/get_model_info", model_info),
-        Route("/server_info", server_info), Route("/get_server_info", server_info),
-        Route("/v1/models", models), Route("/generate", generate, methods=["POST"]),
+        Route("/health", health),
+        Route("/health_generate", health),
+        Route("/model_info", model_info),
+        Route("/get_model_info", model_info),
+        Route("/server_info", server_info),
+        Route("/get_server_info", server_info),
+        Route("/v1/models", models),
+        Route("/generate", generate, methods=["POST"]),
     ]
     if state.config.enable_metrics:
         routes.append(Route("/metrics", metrics))

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from tui.sim import failures
+from tui.sim import sim_failures as failures
 from tui.sim.bars import BAR_DELAY, graph_draws, shard_draws
 from tui.sim.config import SimConfig
 from tui.sim.layout import Rank, failing_rank, ranks_for
-from tui.sim.model import BASELINE_GB, CONTEXT_GB, GPU_TOTAL_GB, facts_for, plan_memory
 from tui.sim.serverargs import has_extra, sglang_server_args
+from tui.sim.sim_model import BASELINE_GB, CONTEXT_GB, GPU_TOTAL_GB, facts_for, plan_memory
 from tui.sim.timeline import Gpu, Raw, Ready, Script, Signal, Spawn, StartupTimes, Timeline
 
 Message: TypeAlias = Callable[[Rank, float], str | None]
@@ -105,13 +105,19 @@ class _Builder:
         log(0.02, None, f"server_args={sglang_server_args(self.cfg)}")
         children = [(f"scheduler_{rank.local}", rank.tag) for rank in self.ranks]
         self.script.add(0.05, Spawn((*children, ("detokenizer", None))))
-        log(PACE.template, None, "Using default HuggingFace chat template with detected "
-            "content format: string")
+        log(
+            PACE.template,
+            None,
+            "Using default HuggingFace chat template with detected content format: string",
+        )
         if self.cfg.dp_size > 1 and not self.cfg.enable_dp_attention:
             for rank in self.ranks:
                 if rank.leader:
-                    log(PACE.template + 0.3, None,
-                        f"Launch DP{rank.dp_rank} starting at GPU #{rank.gpu}.")
+                    log(
+                        PACE.template + 0.3,
+                        None,
+                        f"Launch DP{rank.dp_rank} starting at GPU #{rank.gpu}.",
+                    )
         return PACE.spawn
 
     @property
@@ -129,13 +135,15 @@ class _Builder:
         for rank in self.ranks:
             self.script.add(start, Gpu(rank.local, CONTEXT_GB, 0))
         end = self._per_rank(
-            start, pace,
+            start,
+            pace,
             lambda r, s: "Init parallel begin.",
             lambda r, s: f"Init parallel ends. elapsed={s:.2f} s",
         )
         for rank in self.ranks:
-            self.script.log(end + 0.3, rank.tag, f"Memory baseline taken. mem usage="
-                            f"{BASELINE_GB:.2f} GB")
+            self.script.log(
+                end + 0.3, rank.tag, f"Memory baseline taken. mem usage={BASELINE_GB:.2f} GB"
+            )
             self.script.add(end + 0.3, Gpu(rank.local, CONTEXT_GB + BASELINE_GB, 0))
         if self.cfg.scenario == "nccl-timeout":
             self._nccl_timeout(start)
@@ -151,10 +159,15 @@ class _Builder:
         slow = self.cfg.scenario == "slow-rank" and not draft
         stuck = self._stuck_in_load(draft)
         end = self._per_rank(
-            start, pace,
+            start,
+            pace,
             lambda r, s: f"Load weight begin. avail mem={avail:.2f} GB",
-            lambda r, s: None if r.local == stuck else f"Load weight end. elapsed={s:.2f} s, "
-            f"type={arch}, avail mem={after:.2f} GB, mem usage={size:.2f} GB.",
+            lambda r, s: (
+                None
+                if r.local == stuck
+                else f"Load weight end. elapsed={s:.2f} s, "
+                f"type={arch}, avail mem={after:.2f} GB, mem usage={size:.2f} GB."
+            ),
             slow=slow,
         )
         shards = facts.draft_shards if draft else facts.shards
@@ -189,21 +202,31 @@ class _Builder:
             self._kv_failure(start)
         tokens = mem.kv_tokens
         sizes = (
-            f"KV size: {mem.kv_gb:.2f} GB" if facts.mla
+            f"KV size: {mem.kv_gb:.2f} GB"
+            if facts.mla
             else f"K size: {mem.kv_gb / 2:.2f} GB, V size: {mem.kv_gb / 2:.2f} GB"
         )
         kv_line = f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {tokens}, {sizes}"
         end = self._per_rank(start, PACE.kv, lambda r, s: None, lambda r, s: kv_line)
-        self._all(end + 0.05, f"Memory pool end. avail mem={mem.after_kv:.2f} GB",
-                  GPU_TOTAL_GB - mem.after_kv)
+        self._all(
+            end + 0.05,
+            f"Memory pool end. avail mem={mem.after_kv:.2f} GB",
+            GPU_TOTAL_GB - mem.after_kv,
+        )
         if self.draft:
             half = mem.draft_kv_gb / 2
-            draft_line = (f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {tokens}, "
-                          f"K size: {half:.2f} GB, V size: {half:.2f} GB")
-            end = self._per_rank(end + 0.1, PACE.draft_kv, lambda r, s: None,
-                                 lambda r, s: draft_line)
-            self._all(end + 0.05, f"Memory pool end. avail mem={mem.after_draft_kv:.2f} GB",
-                      GPU_TOTAL_GB - mem.after_draft_kv)
+            draft_line = (
+                f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {tokens}, "
+                f"K size: {half:.2f} GB, V size: {half:.2f} GB"
+            )
+            end = self._per_rank(
+                end + 0.1, PACE.draft_kv, lambda r, s: None, lambda r, s: draft_line
+            )
+            self._all(
+                end + 0.05,
+                f"Memory pool end. avail mem={mem.after_draft_kv:.2f} GB",
+                GPU_TOTAL_GB - mem.after_draft_kv,
+            )
         self.times["kv_cache_allocation"] = self.real(end - start)
         return end + 0.5
 
@@ -213,11 +236,16 @@ class _Builder:
         per_req = cfg.speculative_num_draft_tokens if cfg.speculative else 1
         sizes = capture_sizes(min(cfg.max_running, 256))
         end = self._per_rank(
-            start, PACE.graph,
-            lambda r, s: f"Capture target {phase} CUDA graph begin. backend=full, "
-            f"num_tokens_per_req={per_req}, avail mem={mem.after_draft_kv:.2f} GB",
-            lambda r, s: f"Capture target {phase} CUDA graph end. bs={sizes}, elapsed={s:.2f} s, "
-            f"mem usage={mem.graph_gb:.2f} GB, avail mem={mem.after_graphs:.2f} GB.",
+            start,
+            PACE.graph,
+            lambda r, s: (
+                f"Capture target {phase} CUDA graph begin. backend=full, "
+                f"num_tokens_per_req={per_req}, avail mem={mem.after_draft_kv:.2f} GB"
+            ),
+            lambda r, s: (
+                f"Capture target {phase} CUDA graph end. bs={sizes}, elapsed={s:.2f} s, "
+                f"mem usage={mem.graph_gb:.2f} GB, avail mem={mem.after_graphs:.2f} GB."
+            ),
         )
         self._graph_bar(start, PACE.graph, sizes, mem.after_draft_kv, mem.after_graphs)
         for rank in self.ranks:
@@ -239,12 +267,20 @@ class _Builder:
             used = mem.draft_graph_gb / 2
             for rank in self.ranks:
                 if rank.leader:
-                    self.script.log(at, rank.tag, f"Capture draft {kind} CUDA graph begin. "
-                                    f"backend=full, num_tokens_per_req={per_req}, bs={sizes}, "
-                                    f"avail mem={avail:.2f} GB")
-                    self.script.log(at + pace, rank.tag, f"Capture draft {kind} CUDA graph "
-                                    f"end. elapsed={self.real(pace):.2f} s, mem usage="
-                                    f"{used:.2f} GB, avail mem={avail - used:.2f} GB.")
+                    self.script.log(
+                        at,
+                        rank.tag,
+                        f"Capture draft {kind} CUDA graph begin. "
+                        f"backend=full, num_tokens_per_req={per_req}, bs={sizes}, "
+                        f"avail mem={avail:.2f} GB",
+                    )
+                    self.script.log(
+                        at + pace,
+                        rank.tag,
+                        f"Capture draft {kind} CUDA graph "
+                        f"end. elapsed={self.real(pace):.2f} s, mem usage="
+                        f"{used:.2f} GB, avail mem={avail - used:.2f} GB.",
+                    )
             self._graph_bar(at, pace, sizes, avail, avail - used)
             self.times[f"draft_{kind}"] = self.real(pace)
             at += pace + 0.3
@@ -257,7 +293,8 @@ class _Builder:
             self.script.add(start, Gpu(rank.local, GPU_TOTAL_GB - mem.after_draft_graphs, 0))
             if rank.leader:
                 self.script.log(
-                    start, rank.tag,
+                    start,
+                    rank.tag,
                     f"max_total_num_tokens={mem.kv_tokens}, chunked_prefill_size=8192, "
                     f"max_prefill_tokens=16384, max_running_requests={cfg.max_running}, "
                     f"context_len={self.facts.context_len}, "
@@ -282,8 +319,9 @@ class _Builder:
         mem, cfg = self.mem, self.cfg
         if cfg.mem_fraction_static >= 0.9 and mem.kv_gb >= 0.5:
             free = GPU_TOTAL_GB * (1 - cfg.mem_fraction_static) * 0.6
-            text = failures.kv_cuda_oom(self.bad.gpu, max(mem.kv_gb / 2, free + 1.0),
-                                        GPU_TOTAL_GB - CONTEXT_GB, free)
+            text = failures.kv_cuda_oom(
+                self.bad.gpu, max(mem.kv_gb / 2, free + 1.0), GPU_TOTAL_GB - CONTEXT_GB, free
+            )
         else:
             text = failures.kv_not_enough_memory(cfg.mem_fraction_static)
         self._crash(start + 0.6 * PACE.kv, text)
@@ -308,8 +346,9 @@ class _Builder:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _per_rank(self, start: float, pace: float, begin: Message, end: Message,
-                  slow: bool = False) -> float:
+    def _per_rank(
+        self, start: float, pace: float, begin: Message, end: Message, slow: bool = False
+    ) -> float:
         """Each rank begins with a little jitter; rank 0 is the fastest so its bar closes
         before the others report. Returns when the last rank is done (a collective)."""
         finish = start
@@ -335,8 +374,9 @@ class _Builder:
             self._draw(at, text)
             self.script.add(at, Gpu(None, used + size * loaded, 0))
 
-    def _graph_bar(self, start: float, pace: float, sizes: list[int], avail: float,
-                   after: float) -> None:
+    def _graph_bar(
+        self, start: float, pace: float, sizes: list[int], avail: float, after: float
+    ) -> None:
         for at, text, _ in graph_draws(start, pace, sizes, avail, after, self.cfg.time_scale):
             self._draw(at, text)
 

@@ -71,8 +71,9 @@ class Totals:
 class ServerStats(Activity):
     """Follows every request through the token engine and logs as SGLang's TP0 does."""
 
-    def __init__(self, clock: Clock, emit: Emit, capacity: int, speculative: bool,
-                 draft_tokens: int) -> None:
+    def __init__(
+        self, clock: Clock, emit: Emit, capacity: int, speculative: bool, draft_tokens: int
+    ) -> None:
         self.clock = clock
         self.emit = emit
         self.capacity = max(capacity, 1)

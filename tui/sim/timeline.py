@@ -96,8 +96,14 @@ class StartupTimes:
     @classmethod
     def from_phases(cls, phases: dict[str, float]) -> StartupTimes:
         """From per-phase seconds keyed by SGLang's phase names (missing ones are 0)."""
-        graphs = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode",
-                  "draft_extend")
+        graphs = (
+            "prefill",
+            "decode",
+            "target_verify",
+            "draft_prefill",
+            "draft_decode",
+            "draft_extend",
+        )
         return cls(
             load_weight=phases.get("load_weight", 0.0),
             kv_cache_allocation=phases.get("kv_cache_allocation", 0.0),
@@ -143,8 +149,15 @@ class Script:
     def add(self, at: float, action: Action) -> None:
         self._steps.append(Step(at, action))
 
-    def log(self, at: float, who: str | None, msg: str, level: str = "INFO", src: str = "",
-            shown: str | None = None) -> None:
+    def log(
+        self,
+        at: float,
+        who: str | None,
+        msg: str,
+        level: str = "INFO",
+        src: str = "",
+        shown: str | None = None,
+    ) -> None:
         self.add(at, Log(who, msg, level, src, shown))
 
     def cut(self, at: float) -> None:

@@ -11,8 +11,8 @@ import asyncio
 import httpx
 
 from tui.sim.config import SimConfig
-from tui.sim.failures import warmup_error
 from tui.sim.output import LogSink
+from tui.sim.sim_failures import warmup_error
 
 WARMUP_PROMPT = "The capital city of France is"
 MODEL_INFO_TRIES = 120
@@ -25,10 +25,13 @@ async def run_warmup(config: SimConfig, sink: LogSink) -> bool:
     async with httpx.AsyncClient(base_url=base, trust_env=False, timeout=timeout) as client:
         try:
             await _wait_for_model_info(client, config.time_scale)
-            response = await client.post("/generate", json={
-                "text": WARMUP_PROMPT,
-                "sampling_params": {"temperature": 0, "max_new_tokens": 8},
-            })
+            response = await client.post(
+                "/generate",
+                json={
+                    "text": WARMUP_PROMPT,
+                    "sampling_params": {"temperature": 0, "max_new_tokens": 8},
+                },
+            )
         except httpx.HTTPError as exc:
             sink.log(None, warmup_error(f"{type(exc).__name__}: {exc}"), "ERROR")
             return False

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Log, Static
 
-from tui.app.logbook import LogBook
+from tui.app.feed.logbook import LogBook
 
 MAX_LINES = 20_000
 
@@ -37,9 +37,7 @@ class LogScreen(Screen[None]):
     }
     """
 
-    def __init__(
-        self, book: LogBook, rank: str | None = None, problems_only: bool = False
-    ) -> None:
+    def __init__(self, book: LogBook, rank: str | None = None, problems_only: bool = False) -> None:
         super().__init__()
         self.book = book
         self.rank = rank

@@ -7,8 +7,8 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.logbook import printable
-from tui.engine.snapshot import Failure
+from tui.app.feed.logbook import printable
+from tui.engine.startup.snapshot import Failure
 
 _KIND_TEXT = {
     "oom": "out of memory",

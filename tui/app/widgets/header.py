@@ -9,15 +9,15 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app import format as fmt
-from tui.app.logbook import printable
-from tui.app.model import ConnectionState, MonitorView
-from tui.app.node_rows import traffic_note
-from tui.app.widgets.gpu import GpuSummary
+from tui.app.feed.logbook import printable
+from tui.app.monitor.view_model import ConnectionState, MonitorView
+from tui.app.widgets import cell_format as fmt
+from tui.app.widgets.content_line import ContentLine
+from tui.app.widgets.gpu_widgets import GpuSummary
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
-from tui.app.widgets.line import ContentLine
-from tui.engine.snapshot import ServerInfo
-from tui.engine.stages import Verdict
+from tui.app.widgets.node_rows import traffic_note
+from tui.engine.startup.snapshot import ServerInfo
+from tui.engine.startup.vocabulary import Verdict
 
 _LINK_STYLE = {
     ConnectionState.CONNECTED: "$health-ok",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.model import HealthKind, HealthReading
-from tui.engine.stages import Verdict
+from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.engine.startup.vocabulary import Verdict
 
 _VERDICT_MARK = {
     Verdict.CONNECTING: "…",

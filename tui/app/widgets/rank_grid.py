@@ -9,9 +9,9 @@ from textual.containers import Grid, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.node_rows import node_title
+from tui.app.widgets.node_rows import node_title
 from tui.app.widgets.rank_panel import RankCard, RankPanel
-from tui.engine.snapshot import NodeSummary
+from tui.engine.startup.snapshot import NodeSummary
 
 FULL_WIDTH = 34
 FULL_HEIGHT = 6
@@ -115,9 +115,7 @@ class RankGrid(VerticalScroll):
         size = self.scrollable_content_region.size
         largest = max(len(tags) for _, tags in self._layout)
         groups = len(self._layout)
-        columns, compact = grid_shape(
-            len(self._panels), size.width, size.height, groups, largest
-        )
+        columns, compact = grid_shape(len(self._panels), size.width, size.height, groups, largest)
         self._compact = compact
         for grid in self.query_children(Grid):
             grid.styles.grid_size_columns = columns

@@ -11,11 +11,11 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.app import format as fmt
-from tui.app.logbook import printable
-from tui.app.widgets.gpu import RankGpuView, panel_line
-from tui.app.widgets.line import LineMaker, LineSlot, blank, draw_line
-from tui.engine.snapshot import Progress, RankState
+from tui.app.feed.logbook import printable
+from tui.app.widgets import cell_format as fmt
+from tui.app.widgets.content_line import LineMaker, LineSlot, blank, draw_line
+from tui.app.widgets.gpu_widgets import RankGpuView, panel_line
+from tui.engine.startup.snapshot import Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
 _FULL_ROWS = 4

@@ -1,0 +1,59 @@
+"""The health poll behind the header's badge: ``tui.io.health.health_poll`` through the session's
+forward.
+
+The poller asks ``/health`` about once a second and, once it answers 200, one real one-token
+generation; this adapter turns each change it reports into a ``HealthChanged`` message.
+"""
+
+from __future__ import annotations
+
+from tui.app.feed.feed_sources import Post
+from tui.app.monitor.monitor_messages import HealthChanged
+from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.io.health import health_poll as io_health
+from tui.io.transport.host_session import HostSession, SessionClosed
+from tui.io.transport.transport import LinkLost
+
+_KINDS = {
+    io_health.HealthState.NO_LINK: HealthKind.ERROR,
+    io_health.HealthState.REFUSED: HealthKind.REFUSED,
+    io_health.HealthState.STARTING: HealthKind.STARTING,
+    io_health.HealthState.UNHEALTHY: HealthKind.ERROR,
+    io_health.HealthState.HEALTHY: HealthKind.OK,
+    io_health.HealthState.READY: HealthKind.OK,
+}
+
+
+def reading(change: io_health.HealthChanged) -> HealthReading:
+    """The badge's reading for one change reported by the poller."""
+    generated: bool | None = None
+    if change.state is io_health.HealthState.READY:
+        generated = True
+    elif change.state is io_health.HealthState.HEALTHY and change.detail:
+        generated = False
+    return HealthReading(
+        _KINDS[change.state], change.status, change.latency_ms, "/health", generated,
+        change.detail,
+    )  # fmt: skip
+
+
+class HealthSource:
+    """Polls the server's HTTP port on the host, reached through ``session.forward``."""
+
+    def __init__(
+        self, session: HostSession, port: int, engine: str = "auto", interval: float = 1.0
+    ) -> None:
+        self.session = session
+        self.port = port
+        options = io_health.HealthOptions(interval=interval, engine=engine)
+        self.poller = io_health.HealthPoller(self._url, options)
+
+    async def _url(self) -> str:
+        try:
+            return await self.session.forward(self.port)
+        except SessionClosed as closed:
+            raise LinkLost(str(closed)) from closed
+
+    async def run(self, post: Post) -> None:
+        async for change in self.poller.changes():
+            post(HealthChanged(reading(change)))

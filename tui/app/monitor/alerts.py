@@ -1,0 +1,59 @@
+"""Telling the user the verdict changed: a toast always, the bell and the terminal title when
+they are not looking (or always, when configured)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Protocol
+
+from tui.app.monitor.view_model import MonitorView
+from tui.engine.startup.vocabulary import Verdict
+
+NotifyMode = Literal["auto", "always", "never"]
+NOTIFY_MODES: tuple[NotifyMode, ...] = ("auto", "always", "never")
+
+ALERTING = frozenset({Verdict.READY, Verdict.FAILED, Verdict.STALLED})
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class AlertTarget(Protocol):
+    """The parts of the app alerts use."""
+
+    app_focus: bool
+
+    def bell(self) -> None: ...
+
+    def notify(self, message: str, *, title: str = ..., markup: bool = ...) -> None: ...
+
+
+def terminal_title(text: str) -> str:
+    """The escape sequence that sets the terminal window's title, with control bytes removed."""
+    return f"\x1b]2;{_UNPRINTABLE.sub('', text)[:120]}\x07"
+
+
+class Alerts:
+    """Remembers the last verdict and alerts once per change into READY, FAILED or STALLED."""
+
+    def __init__(self, app: AlertTarget, mode: NotifyMode = "auto") -> None:
+        self.app = app
+        self.mode = mode
+        self.verdict: Verdict | None = None
+        self.rang = 0
+        self.titles: list[str] = []
+
+    def verdict_seen(self, view: MonitorView) -> None:
+        previous, self.verdict = self.verdict, view.verdict
+        if previous is None or previous is view.verdict or view.verdict not in ALERTING:
+            return
+        who = view.target.profile or view.target.host or "server"
+        self.app.notify(f"{who}: {view.verdict.value}", title="bringup", markup=False)
+        if self.mode == "always" or (self.mode == "auto" and not self.app.app_focus):
+            self.rang += 1
+            self.app.bell()
+            self.titles.append(f"{view.verdict.value} · {who} · bringup")
+            self._set_title(self.titles[-1])
+
+    def _set_title(self, text: str) -> None:
+        driver = getattr(self.app, "_driver", None)
+        if driver is not None and not getattr(self.app, "is_headless", True):
+            driver.write(terminal_title(text))

@@ -1,0 +1,348 @@
+"""The monitor app: workers post messages, handlers update state, one timer repaints."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import ClassVar
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.timer import Timer
+from textual.worker import Worker, WorkerState
+
+from tui.app.bench.bench_messages import BenchEvent
+from tui.app.bench.bench_runs import BenchSetup
+from tui.app.bench.bench_worker import BENCH_ACTIONS, BENCH_BINDINGS, BenchControl
+from tui.app.feed.engine_link import EngineLink
+from tui.app.feed.feed_sources import Backpressure, Source, Throttled
+from tui.app.feed.ingest import Ingest
+from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchControl, LauncherOpener
+from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackControl
+from tui.app.monitor.alerts import Alerts, NotifyMode
+from tui.app.monitor.monitor_messages import (
+    ChunkReceived,
+    ConnectionChanged,
+    HealthChanged,
+    RankFocused,
+    StreamEnded,
+    StreamMarked,
+)
+from tui.app.monitor.monitor_state import MonitorState
+from tui.app.monitor.palette import MonitorCommands
+from tui.app.monitor.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
+from tui.app.monitor.view_model import (
+    EXPECTED_STARTUP_SECONDS,
+    ConnectionState,
+    MonitorView,
+    Target,
+)
+from tui.app.screens.help_screen import HelpScreen, key_rows
+from tui.app.screens.log_view import LogScreen
+from tui.app.screens.main_screen import MainScreen
+from tui.app.widgets.failure_panel import failure_report
+from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
+from tui.io.gpu.gpu_telemetry import GpuFeed
+from tui.io.transport.host_session import HostSession
+
+FLUSH_SECONDS = 0.1
+"""Delay between a change after a quiet spell and the repaint that shows it."""
+BUSY_FLUSH_SECONDS = 0.25
+"""Least time between two repaints while changes keep coming (a log flood): the screen then
+shows the latest state four times a second instead of ten."""
+CLOCK_SECONDS = 1.0
+
+
+class MonitorApp(App[int]):
+    """``bringup watch`` and ``bringup demo``: one server's start-up, rank by rank."""
+
+    TITLE = "bringup"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {MonitorCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="quit", priority=True),
+        Binding("ctrl+c", "quit", "Quit", id="quit-interrupt", show=False, priority=True),
+        Binding("l", "open_log", "Log", id="log"),
+        Binding("e", "open_log(True)", "Errors", id="errors-log"),
+        Binding("slash", "search_log", "Search", id="search-log"),
+        Binding("y", "copy_failure", "Copy failure", id="copy-failure"),
+        Binding("r", "reconnect", "Reconnect", id="reconnect"),
+        Binding("question_mark", "help", "Help", id="help"),
+        *LAUNCH_BINDINGS,
+        *BENCH_BINDINGS,
+        *STACK_BINDINGS,
+        *(
+            Binding(str(n), f"focus_rank({n - 1})", f"Rank {n}", id=f"rank-{n}", show=False)
+            for n in range(1, 10)
+        ),
+        Binding("0", "focus_rank(9)", "Rank 10", id="rank-10", show=False),
+    ]
+
+    def __init__(
+        self,
+        *,
+        link: EngineLink,
+        source: Source,
+        target: Target,
+        health: Source | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        theme: str = DEFAULT_THEME,
+        keymap: Mapping[str, str] | None = None,
+        notify_mode: NotifyMode = "auto",
+        expected_seconds: float = EXPECTED_STARTUP_SECONDS,
+        reconnect: Callable[[], Awaitable[None]] | None = None,
+        launcher: LauncherOpener | None = None,
+        read_only: bool = False,
+        bench: BenchSetup | None = None,
+        telemetry: Sequence[GpuFeed] = (),
+        hosts: Sequence[HostSession] = (),
+    ) -> None:
+        super().__init__()
+        self.state = MonitorState(link, target, clock, expected_seconds)
+        self.ingest = Ingest(self.state)
+        self.in_flight = 0
+        if isinstance(source, Throttled):
+            source.throttle = Backpressure(self.waiting_bytes)
+        self._source = source
+        self._health = health
+        self._telemetry = tuple(telemetry)
+        self._wanted_theme = theme
+        self._user_keys = dict(keymap or {})
+        self._reconnect = reconnect
+        self.launch_control = LaunchControl(self, launcher, read_only)
+        self.bench = BenchControl(self, bench, lambda: self.state.link.snapshot)
+        self.stacks = StackControl(
+            self, self.state, hosts, lambda: self.launch_control.statuses, self.open_rank_log
+        )
+        self.alerts = Alerts(self, notify_mode)
+        self.last_view: MonitorView | None = None
+        self._flush_timer: Timer | None = None
+        self._flushed_at = 0.0
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(SEMANTIC_DEFAULTS)
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen()
+
+    def waiting_bytes(self) -> int:
+        """Log bytes a source handed over that the engine has not parsed yet."""
+        return self.in_flight + self.ingest.backlog
+
+    def _posted(self, message: Message) -> None:
+        if isinstance(message, ChunkReceived):
+            self.in_flight += len(message.data)
+        self.post_message(message)
+
+    def on_mount(self) -> None:
+        self._install_themes()
+        if self._user_keys:
+            self.set_keymap(self._user_keys)
+        self.state.on_change = self._arm_flush
+        self._arm_flush()
+        self.set_interval(CLOCK_SECONDS, self._tick)
+        self.run_worker(self.ingest.run(), group="ingest", exit_on_error=False)
+        self.run_worker(self._source.run(self._posted), group="source", exit_on_error=False)
+        if self._health is not None:
+            health = self._health.run(self.post_message)
+            self.run_worker(health, group="health", exit_on_error=False)
+        for feed in self._telemetry:
+            self.run_worker(self._read_gpus(feed), group="telemetry", exit_on_error=False)
+        self.launch_control.start()
+        # Everything built so far lives as long as the app: keep it out of every future garbage
+        # collection, so a full collection during a log flood costs milliseconds, not a freeze.
+        self.call_after_refresh(gc.freeze)
+
+    def _install_themes(self) -> None:
+        loaded = load_themes()
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        if loaded.errors:
+            self.notify("\n".join(loaded.errors), title="Theme files skipped", severity="warning",
+                        markup=False)  # fmt: skip
+        if self.get_theme(self._wanted_theme) is not None:
+            self.theme = self._wanted_theme
+        else:
+            if self._wanted_theme != DEFAULT_THEME or not loaded.errors:
+                self.notify(f"theme {self._wanted_theme!r} is not available; using the default",
+                            severity="warning", markup=False)  # fmt: skip
+            fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) else FALLBACK_THEME
+            self.theme = fallback
+
+    async def _read_gpus(self, feed: GpuFeed) -> None:
+        """Post every GPU snapshot of one host; closing the iteration also stops its remote
+        nvidia-smi."""
+        async with contextlib.aclosing(feed.channel.snapshots()) as snapshots:
+            async for snapshot in snapshots:
+                self.post_message(GpuTelemetryUpdated(snapshot, feed.nodes))
+
+    # --- messages from workers -------------------------------------------------------------
+
+    @on(ChunkReceived)
+    def _chunk(self, message: ChunkReceived) -> None:
+        self.in_flight -= len(message.data)
+        self.ingest.push(message.data, message.node)
+
+    @on(StreamMarked)
+    def _marked(self, message: StreamMarked) -> None:
+        text = f"{message.kind}: {message.detail}" if message.detail else message.kind
+        self.ingest.push_mark(text, message.new_file, message.node)
+
+    @on(StreamEnded)
+    def _ended(self, message: StreamEnded) -> None:
+        self.ingest.push_end(message.node)
+
+    @on(ConnectionChanged)
+    def _connection(self, message: ConnectionChanged) -> None:
+        self.state.set_connection(message.state, message.detail)
+
+    @on(HealthChanged)
+    def _health_changed(self, message: HealthChanged) -> None:
+        self.state.set_health(message.reading)
+
+    @on(GpuTelemetryUpdated)
+    def _gpus(self, message: GpuTelemetryUpdated) -> None:
+        self.state.set_gpu(message.snapshot, message.nodes)
+
+    @on(BenchEvent)
+    def _bench_event(self, message: BenchEvent) -> None:
+        self.bench.handle(message)
+
+    @on(RankFocused)
+    def _rank_focused(self, message: RankFocused) -> None:
+        main = self._main()
+        if main is not None:
+            main.focus_rank(message.tag)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR and event.worker.group == "source":
+            error = event.worker.error
+            self.state.set_connection(ConnectionState.LOST, f"{type(error).__name__}: {error}")
+        elif event.state is WorkerState.ERROR:
+            self.notify(f"{event.worker.group} stopped: {event.worker.error}", markup=False,
+                        severity="warning")  # fmt: skip
+
+    # --- the repaint -----------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        """The clock moved: repaint now when no repaint is due, so that an idle app wakes once a
+        second rather than twice; else the flush already armed (or the flood's pace) shows it."""
+        if self._flush_timer is None and self._flush_seconds_since() >= BUSY_FLUSH_SECONDS:
+            self.state.age()
+            self._flush_due()
+        else:
+            self.state.touch()
+
+    def _flush_seconds_since(self) -> float:
+        return time.monotonic() - self._flushed_at
+
+    def _arm_flush(self) -> None:
+        """The one flush timer: armed by the first change, so an idle app never wakes for it;
+        soon after a quiet spell, at a slower pace while changes keep coming."""
+        if self._flush_timer is None:
+            delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - self._flush_seconds_since())
+            self._flush_timer = self.set_timer(delay, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._flush_timer = None
+        self._flushed_at = time.monotonic()
+        self.flush()
+
+    def flush(self) -> None:
+        """Apply the latest state to the screen, at most ten times a second.
+
+        It runs without a pause, so the screen repaints only after it, all at once: Textual's
+        ``batch_update`` would add nothing but a wake-up of the app when it ends."""
+        if not self.is_running:
+            return  # shutting down: the screens are being taken apart
+        log_screen = self.screen if isinstance(self.screen, LogScreen) else None
+        if self.state.dirty:
+            view = self.state.view()
+            self.last_view = view
+            main = self._main()
+            if main is not None and main.is_current and main.composed:
+                main.show(view)
+            self.alerts.verdict_seen(view)
+            self.bench.verdict_seen(view)
+        if log_screen is not None:
+            log_screen.pull()
+
+    def _main(self) -> MainScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    # --- actions -------------------------------------------------------------------------
+
+    def action_open_log(self, problems_only: bool = False) -> None:
+        main = self._main()
+        rank = None if problems_only or main is None else main.focused_rank()
+        self.push_screen(LogScreen(self.state.log, rank, problems_only), self._log_closed)
+
+    def open_rank_log(self, tag: str) -> None:
+        self.push_screen(LogScreen(self.state.log, tag), self._log_closed)
+
+    def action_search_log(self) -> None:
+        screen = LogScreen(self.state.log)
+        self.push_screen(screen, self._log_closed)
+        self.call_after_refresh(screen.action_search)
+
+    def _log_closed(self, _: None) -> None:
+        self.state.touch()
+
+    def action_copy_failure(self) -> None:
+        failure = self.state.link.snapshot.failure
+        if failure is None:
+            self.notify("nothing has failed", markup=False)
+            return
+        self.copy_to_clipboard(failure_report(failure))
+        self.notify("failure excerpt copied to the clipboard", markup=False)
+
+    async def action_reconnect(self) -> None:
+        if self._reconnect is None:
+            self.notify("this source cannot reconnect", markup=False)
+            return
+        self.state.set_connection(ConnectionState.RECONNECTING, "asked by the user")
+        self.workers.cancel_group(self, "source")
+        await self._reconnect()
+        self.run_worker(self._source.run(self._posted), group="source", exit_on_error=False)
+
+    def action_focus_rank(self, index: int) -> None:
+        main = self._main()
+        if main is None:
+            return
+        tags = main.rank_tags()
+        if 0 <= index < len(tags):
+            main.focus_rank(tags[index])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in BENCH_ACTIONS:
+            return self.bench.check(action)
+        if action in STACK_ACTIONS:
+            return self.stacks.check(action)
+        return self.launch_control.check(action)
+
+    def action_bench(self) -> None:
+        self.bench.run_again(None if self.last_view is None else self.last_view.verdict)
+
+    def action_compare(self) -> None:
+        self.bench.compare()
+
+    def action_dump_stacks(self) -> None:
+        main = self._main()
+        self.stacks.dump(self.last_view, None if main is None else main.focused_rank())
+
+    def action_launch(self) -> None:
+        self.launch_control.launch()
+
+    def action_kill(self) -> None:
+        self.launch_control.kill()
+
+    def action_restart(self) -> None:
+        self.launch_control.restart()
+
+    def action_help(self) -> None:
+        groups = [("Monitor", self.BINDINGS), ("Log view", LogScreen.BINDINGS)]
+        self.push_screen(HelpScreen(key_rows(groups, self._user_keys)))

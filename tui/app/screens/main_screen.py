@@ -1,0 +1,129 @@
+"""The main screen: header, rank grid, benchmark pane, failure view and the footer of keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from tui.app.bench.bench_pane import BenchPane
+from tui.app.monitor.view_model import MonitorView
+from tui.app.widgets.failure_panel import FailurePanel
+from tui.app.widgets.gpu_widgets import RankGpuView, rank_gpu_view
+from tui.app.widgets.header import StatusHeader
+from tui.app.widgets.rank_grid import RankGrid
+from tui.app.widgets.rank_panel import RankCard, RankPanel
+from tui.engine.judge.stall import usual_for
+from tui.engine.startup.snapshot import Progress, RankState
+from tui.engine.startup.vocabulary import Stage
+from tui.engine.timing.estimate import startup_ranks
+
+PANEL_CLOCK_STEP = 5.0
+"""Seconds between steps of the panels' stage timers in a stage that usually lasts a minute or
+more. They all step together, aligned to the clock, so a quiet screen repaints its panels every
+few seconds rather than every second (the header's timer still counts seconds); a stage that
+usually lasts less counts in seconds."""
+FINE_CLOCK_BELOW = 60.0
+
+
+def rank_cards(view: MonitorView) -> list[RankCard]:
+    """One card per rank, with the time spent in its current stage (in steps of
+    ``PANEL_CLOCK_STEP`` in a long stage, taken together for every panel)."""
+    failure = view.snapshot.failure
+    failing = failure.rank if failure is not None else None
+    flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
+    cards = []
+    shown = startup_ranks(view.snapshot)
+    ended = view.snapshot.stopped or failure is not None
+    last_word = max((rank.last_seen_at for rank in shown), default=view.now)
+    stepped = view.now - view.now % PANEL_CLOCK_STEP
+    for rank in shown:
+        frozen = ended or rank.failed or rank.stage.order >= Stage.READY.order
+        usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
+        fine = usual is not None and usual < FINE_CLOCK_BELOW
+        end = last_word if ended else rank.last_seen_at if frozen else view.now if fine else stepped
+        cards.append(
+            RankCard(
+                rank=rank,
+                seconds_in_stage=int(max(0.0, end - rank.stage_started_at)),
+                usual_seconds=None if usual is None else int(usual),
+                flag=flags.get(rank.tag, ""),
+                failing=rank.tag == failing,
+                gpu=_gpu_view(view, rank),
+                approx=None if frozen else approximate_progress(rank, shown),
+            )
+        )
+    return cards
+
+
+_BARS_ON_ONE_RANK = (Stage.WEIGHT_LOADING, Stage.CUDA_GRAPH)
+
+
+def approximate_progress(rank: RankState, ranks: Sequence[RankState]) -> Progress | None:
+    """For a rank without bars of its own in weight loading or graph capture: the progress of a
+    rank in the same step that prints them (SGLang draws the bars on TP0 only)."""
+    if rank.progress is not None or rank.stage not in _BARS_ON_ONE_RANK:
+        return None
+    return next(
+        (other.progress for other in ranks
+         if other.progress is not None and other.stage is rank.stage and other.draft == rank.draft),
+        None,
+    )  # fmt: skip
+
+
+def _gpu_view(view: MonitorView, rank: RankState) -> RankGpuView | None:
+    snapshot = view.node_gpu(rank.node)
+    if snapshot is None:
+        return None
+    return rank_gpu_view(rank, snapshot, view.placements, view.now)
+
+
+class MainScreen(Screen[None]):
+    """Where users spend the start: every rank at a glance."""
+
+    # Textual declares this as a plain class attribute, so it cannot be marked ClassVar here.
+    HORIZONTAL_BREAKPOINTS = [  # noqa: RUF012
+        (0, "-narrow"),
+        (100, "-medium"),
+        (180, "-wide"),
+    ]
+
+    composed = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._header = StatusHeader()
+        self._grid = RankGrid(id="grid")
+        self._failure = FailurePanel(id="failure")
+
+    def compose(self) -> ComposeResult:
+        yield self._header
+        yield self._grid
+        yield BenchPane(id="bench")
+        yield self._failure
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.composed = True
+
+    def show(self, view: MonitorView) -> None:
+        """Apply one view to every widget (the caller batches the repaint)."""
+        self._header.show(view)
+        self._grid.show(rank_cards(view), view.snapshot.nodes, view.now)
+        self._failure.show(view.snapshot.failure)
+
+    def focused_rank(self) -> str | None:
+        focused = self.focused
+        return focused.tag if isinstance(focused, RankPanel) else None
+
+    def focus_rank(self, tag: str) -> bool:
+        for panel in self.query(RankPanel):
+            if panel.tag == tag:
+                panel.focus()
+                return True
+        return False
+
+    def rank_tags(self) -> list[str]:
+        return [panel.tag for panel in self._grid.panels()]

@@ -1,0 +1,277 @@
+"""Builds the configuration dataclasses from parsed TOML, validating every value."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from functools import partial
+from pathlib import Path
+from types import MappingProxyType
+
+from tui.config.config_model import (
+    BENCH_MODES,
+    ENDPOINTS,
+    ENGINES,
+    HOST_KEY_POLICIES,
+    LAUNCH_PLACEHOLDERS,
+    LOG_PLACEHOLDERS,
+    NOTIFY_MODES,
+    BenchConfig,
+    Config,
+    LaunchConfig,
+    Profile,
+    StallConfig,
+    template_fields,
+)
+from tui.config.config_text import printable
+from tui.config.ssh_targets import parse_ssh_target
+from tui.config.table_reader import Table
+
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BINDING_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_KEY_SPEC = re.compile(r"[^\s,]+(?:,[^\s,]+)*")
+_BIG = 1 << 31
+
+
+def _template(table: Table, key: str, value: str, allowed: frozenset[str], *index: int) -> str:
+    try:
+        names = template_fields(value)
+    except ValueError as exc:
+        raise table.error(key, printable(str(exc)), *index) from None
+    unknown = sorted(set(names) - allowed)
+    if unknown:
+        known = ", ".join("{" + name + "}" for name in sorted(allowed))
+        problem = f"unknown placeholder {{{printable(unknown[0])}}} (known: {known})"
+        raise table.error(key, problem, *index)
+    return value
+
+
+def build_config(root: Table, base: Path) -> Config:
+    """The whole file; ``base`` is the folder that relative local paths start from."""
+    config = Config(
+        path=Path(str(root.source.file)),
+        theme=root.text("theme", None),
+        default_profile=root.text("default_profile", None),
+        keys=_keys(root.table("keys")),
+        notify=root.choice("notify", NOTIFY_MODES, "auto"),
+        history_dir=root.path_value("history_dir", base),
+        data_dir=root.path_value("data_dir", base),
+        profiles=_profiles(root.table("profiles"), base),
+    )
+    root.finish()
+    if config.default_profile is not None and config.default_profile not in config.profiles:
+        known = ", ".join(sorted(config.profiles)) or "none configured"
+        raise root.error("default_profile", f"no such profile (available profiles: {known})")
+    return config
+
+
+def _keys(table: Table) -> MappingProxyType[str, str]:
+    keys: dict[str, str] = {}
+    for binding in table.names():
+        if not _BINDING_ID.fullmatch(binding):
+            raise table.error(binding, "not a binding id (letters, digits, '_', '.', '-')")
+        value = table.text(binding, "")
+        if not _KEY_SPEC.fullmatch(value):
+            raise table.error(binding, "expected key names separated by commas, like 'r,ctrl+r'")
+        keys[binding] = value
+    return MappingProxyType(keys)
+
+
+def _profiles(table: Table, base: Path) -> MappingProxyType[str, Profile]:
+    profiles: dict[str, Profile] = {}
+    for name in table.names():
+        if not _PROFILE_NAME.fullmatch(name):
+            raise table.error(name, "profile names use letters, digits, '_', '.', '-' (max 64)")
+        profiles[name] = _profile(name, table.table(name), base)
+    return MappingProxyType(profiles)
+
+
+def _profile(name: str, table: Table, base: Path) -> Profile:
+    profile = Profile(
+        name=name,
+        engine=table.choice("engine", ENGINES, "auto"),
+        hosts=_hosts(table),
+        log=_optional_template(table, "log", LOG_PLACEHOLDERS),
+        logs=_logs(table),
+        log_dir=table.text("log_dir", None),
+        port=table.integer("port", None, 1, 65535),
+        host_key_policy=table.choice("host_key_policy", HOST_KEY_POLICIES, "strict"),
+        ssh_config=table.path_value("ssh_config", base),
+        known_hosts=table.path_value("known_hosts", base),
+        expected_startup=table.duration("expected_startup", 600.0, positive=True),
+        read_only=table.flag("read_only", False),
+        nvidia_smi=_nvidia_smi(table),
+        launch=_launch(table.table("launch")),
+        bench=_bench(table.table("bench"), base),
+        stall=_stall(table.table("stall")),
+    )
+    table.finish()
+    return profile
+
+
+def _optional_template(table: Table, key: str, allowed: frozenset[str]) -> str | None:
+    value = table.text(key, None)
+    if value is None:
+        return None
+    if not value:
+        raise table.error(key, "must not be empty")
+    return _template(table, key, value, allowed)
+
+
+def _logs(table: Table) -> tuple[str, ...]:
+    """``logs``: one log path per host (node 0 first), instead of ``log``."""
+    if "logs" not in table.data:
+        return ()
+    if "log" in table.data:
+        raise table.error("logs", "give either 'log' or 'logs', not both")
+
+    def check(item: object, index: int) -> str:
+        text = table.check_text("logs", item, index)
+        if not text:
+            raise table.error("logs", "must not be empty", index)
+        return _template(table, "logs", text, LOG_PLACEHOLDERS, index)
+
+    logs = tuple(table.items("logs", [], check))
+    hosts = table.data.get("hosts", [table.data["host"]] if "host" in table.data else [])
+    count = len(hosts) if isinstance(hosts, list) else 0
+    if len(logs) != max(count, 1):
+        wanted = f"{count} hosts" if count else "no hosts (this machine)"
+        raise table.error("logs", f"lists {len(logs)} paths but the profile has {wanted}; "
+                          "give one path per host, node 0 first")  # fmt: skip
+    return logs
+
+
+def _hosts(table: Table) -> tuple[str, ...]:
+    if "host" in table.data and "hosts" in table.data:
+        raise table.error("host", "give either 'host' or 'hosts', not both")
+    if "host" in table.data:
+        return (_target(table, "host", table.text("host", "")),)
+
+    def check(item: object, index: int) -> str:
+        return _target(table, "hosts", table.check_text("hosts", item, index), index)
+
+    return tuple(table.items("hosts", [], check))
+
+
+def _target(table: Table, key: str, value: str, *index: int) -> str:
+    try:
+        parse_ssh_target(value)
+    except ValueError as exc:
+        raise table.error(key, printable(str(exc)), *index) from None
+    return value
+
+
+def _launch(table: Table) -> LaunchConfig:
+    env = table.table("env")
+    launch = LaunchConfig(
+        command=_command(table),
+        env=MappingProxyType({name: _env_value(env, name) for name in env.names()}),
+        cwd=table.text("cwd", None),
+        conda_env=table.text("conda_env", None),
+        venv=table.text("venv", None),
+        grace_period=table.duration("grace_period", 30.0),
+        model=table.text("model", None),
+        drafter=table.text("drafter", None),
+        tp=table.integer("tp", None, 1, 4096),
+        dp=table.integer("dp", None, 1, 4096),
+        ep=table.integer("ep", None, 1, 4096),
+        pp=table.integer("pp", None, 1, 4096),
+        dist_init_addr=table.text("dist_init_addr", None),
+    )
+    env.finish()
+    table.finish()
+    return launch
+
+
+def _env_value(env: Table, name: str) -> str:
+    if not _ENV_NAME.fullmatch(name):
+        raise env.error(name, "not an environment variable name (letters, digits, '_')")
+    return env.text(name, "")
+
+
+def _command(table: Table) -> tuple[str, ...]:
+    value = table.data.get("command")
+    if isinstance(value, str):
+        text = _template(table, "command", table.text("command", ""), LAUNCH_PLACEHOLDERS)
+        try:
+            parts = shlex.split(text)
+        except ValueError as exc:
+            raise table.error("command", f"cannot split into arguments: {exc}") from None
+    else:
+
+        def check(item: object, index: int) -> str:
+            text = table.check_text("command", item, index)
+            return _template(table, "command", text, LAUNCH_PLACEHOLDERS, index)
+
+        parts = table.items("command", [], check)
+    if value is not None and not parts:
+        raise table.error("command", "must not be empty")
+    return tuple(parts)
+
+
+def _nvidia_smi(table: Table) -> tuple[str, ...]:
+    """``nvidia_smi``: an argument list, or one string split like a shell would."""
+    value = table.data.get("nvidia_smi")
+    if value is None:
+        return ("nvidia-smi",)
+    if isinstance(value, str):
+        try:
+            parts = shlex.split(table.text("nvidia_smi", ""))
+        except ValueError as exc:
+            raise table.error("nvidia_smi", f"cannot split into arguments: {exc}") from None
+    else:
+        parts = table.items("nvidia_smi", [], partial(table.check_text, "nvidia_smi"))
+    if not parts:
+        raise table.error("nvidia_smi", "must not be empty")
+    return tuple(parts)
+
+
+def _bench(table: Table, base: Path) -> BenchConfig:
+    bench = BenchConfig(
+        mode=table.choice("mode", BENCH_MODES, "auto"),
+        num_prompts=table.integer("num_prompts", 8, 1, 1_000_000),
+        input_len=table.integer("input_len", 256, 1, 10_000_000),
+        output_len=table.integer("output_len", 256, 1, 10_000_000),
+        concurrency=_concurrency(table),
+        warmup_requests=table.integer("warmup_requests", 1, 0, 100_000),
+        ignore_eos=table.flag("ignore_eos", True),
+        seed=table.integer("seed", 0, 0, _BIG),
+        prompts=_prompts(table, base),
+        endpoint=_endpoint(table),
+        official=table.flag("official", False),
+    )
+    table.finish()
+    return bench
+
+
+def _concurrency(table: Table) -> tuple[int, ...]:
+    def check(item: object, index: int) -> int:
+        return table.check_integer("concurrency", item, 1, 100_000, index)
+
+    levels = table.items("concurrency", [1], check)
+    if not levels:
+        raise table.error("concurrency", "must list at least one level")
+    return tuple(levels)
+
+
+def _prompts(table: Table, base: Path) -> Path | None:
+    if table.data.get("prompts") == "builtin":
+        table.text("prompts", None)
+        return None
+    return table.path_value("prompts", base)
+
+
+def _endpoint(table: Table) -> str | None:
+    if "endpoint" not in table.data:
+        return None
+    return table.choice("endpoint", ENDPOINTS, ENDPOINTS[0])
+
+
+def _stall(table: Table) -> StallConfig:
+    stall = StallConfig(
+        factor=table.number("factor", 1.5, 1.0, 1000.0),
+        floor=table.duration("floor", 60.0),
+    )
+    table.finish()
+    return stall

@@ -1,0 +1,150 @@
+"""Typed access to one TOML table, with errors that name the file, line and dotted key.
+
+Every accessor marks its key as read; ``finish()`` then rejects whatever key was not read, so a
+misspelt key is an error instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from tui.config.config_text import ConfigError, Source, printable
+from tui.engine.timing.durations import DurationError, parse_duration
+
+T = TypeVar("T")
+_UNSAFE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_MISSING = object()
+
+
+def _kind(value: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return names.get(type(value), type(value).__name__)
+
+
+class Table:
+    """One TOML table at ``path`` inside ``source``."""
+
+    def __init__(self, source: Source, path: tuple[str, ...], data: dict[str, object]) -> None:
+        self.source = source
+        self.path = path
+        self.data = data
+        self._read: set[str] = set()
+
+    def error(self, key: str | None, problem: str, *index: int) -> ConfigError:
+        where: list[str | int] = [*self.path, key] if key is not None else [*self.path]
+        return self.source.error([*where, *index], problem)
+
+    def names(self) -> list[str]:
+        return list(self.data)
+
+    def _get(self, key: str) -> object:
+        self._read.add(key)
+        return self.data.get(key, _MISSING)
+
+    def finish(self) -> None:
+        """Reject the first key of this table that no accessor asked for."""
+        for key in self.data:
+            if key not in self._read:
+                raise self.error(key, "unknown key")
+
+    def table(self, key: str) -> Table:
+        value = self._get(key)
+        if value is _MISSING:
+            value = {}
+        if not isinstance(value, dict):
+            raise self.error(key, f"expected a table, got {_kind(value)}")
+        return Table(self.source, (*self.path, key), value)
+
+    def text(self, key: str, default: T) -> str | T:
+        value = self._get(key)
+        if value is _MISSING:
+            return default
+        return self.check_text(key, value)
+
+    def check_text(self, key: str, value: object, *index: int) -> str:
+        if not isinstance(value, str):
+            raise self.error(key, f"expected a string, got {_kind(value)}", *index)
+        bad = _UNSAFE.search(value)
+        if bad is not None:
+            problem = f"control character {printable(bad.group())} is not allowed"
+            raise self.error(key, problem, *index)
+        return value
+
+    def choice(self, key: str, choices: Sequence[str], default: str) -> str:
+        value = self.text(key, default)
+        if value not in choices:
+            allowed = ", ".join(repr(c) for c in choices)
+            raise self.error(key, f"must be one of {allowed}, got {printable(repr(value))}")
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self._get(key)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def integer(self, key: str, default: T, low: int, high: int) -> int | T:
+        value = self._get(key)
+        if value is _MISSING:
+            return default
+        return self.check_integer(key, value, low, high)
+
+    def check_integer(self, key: str, value: object, low: int, high: int, *index: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"expected an integer, got {_kind(value)}", *index)
+        if not low <= value <= high:
+            raise self.error(key, f"must be between {low} and {high}, got {value}", *index)
+        return value
+
+    def number(self, key: str, default: float, low: float, high: float) -> float:
+        value = self._get(key)
+        if value is _MISSING:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"expected a number, got {_kind(value)}")
+        if not low <= value <= high:
+            raise self.error(key, f"must be between {low:g} and {high:g}, got {value!r}")
+        return float(value)
+
+    def duration(self, key: str, default: float, positive: bool = False) -> float:
+        value = self._get(key)
+        if value is _MISSING:
+            return default
+        try:
+            seconds = parse_duration(value)
+        except DurationError as exc:
+            raise self.error(key, printable(str(exc), 120)) from None
+        if positive and seconds == 0:
+            raise self.error(key, "must be longer than zero")
+        return seconds
+
+    def items(self, key: str, default: Sequence[T], check: Callable[[object, int], T]) -> list[T]:
+        """The array at ``key`` with ``check(item, index)`` applied to each item."""
+        value = self._get(key)
+        if value is _MISSING:
+            return list(default)
+        if not isinstance(value, list):
+            raise self.error(key, f"expected an array, got {_kind(value)}")
+        return [check(item, index) for index, item in enumerate(value)]
+
+    def path_value(self, key: str, base: Path) -> Path | None:
+        """A local path: ``~`` expanded, relative paths taken from the configuration's folder."""
+        value = self.text(key, None)
+        if value is None:
+            return None
+        if not value:
+            raise self.error(key, "must not be empty")
+        try:
+            path = Path(value).expanduser()
+        except RuntimeError:
+            raise self.error(key, "cannot expand '~' in this path") from None
+        return path if path.is_absolute() else base / path

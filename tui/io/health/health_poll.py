@@ -1,0 +1,171 @@
+"""Health of a server's HTTP port, polled through a forward: refused, starting, healthy, ready.
+
+Each poll asks ``/health``. Once it answers 200, one real generation of a single token is sent
+(SGLang's ``/generate``, or ``/v1/completions`` when that route does not exist or the engine is
+vLLM); only when that answers is the server READY. The generation is repeated after the
+server was seen unhealthy again. Every state comes with the status code and the latency.
+
+Through an SSH port forward the local end always accepts the connection; a refused remote port
+shows up as a connection closed before any response, which is classified as refused too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import httpx
+
+from tui.io.transport.deadline import within
+from tui.io.transport.transport import TransportError
+
+UrlSource = Callable[[], Awaitable[str]]
+"""Returns the base URL (``http://127.0.0.1:PORT``); asked before each poll."""
+
+_REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+PROMPT = "Hello"
+
+
+class HealthState(str, Enum):
+    """What the port says, from worst to best."""
+
+    NO_LINK = "no-link"
+    REFUSED = "refused"
+    STARTING = "starting"
+    UNHEALTHY = "unhealthy"
+    HEALTHY = "healthy"
+    READY = "ready"
+
+
+@dataclass(frozen=True, slots=True)
+class HealthChanged:
+    """The result of a poll whose state or status differs from the previous one.
+
+    ``status`` is the HTTP status of ``/health`` (None when nothing answered); ``latency_ms``
+    is that request's round trip; ``generation_ms`` the one-token generation's, once it worked.
+    """
+
+    state: HealthState
+    status: int | None
+    latency_ms: float | None
+    detail: str = ""
+    generation_ms: float | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.state is HealthState.READY
+
+
+@dataclass(frozen=True, slots=True)
+class HealthOptions:
+    """Timing and protocol of the poll."""
+
+    interval: float = 1.0
+    timeout: float = 5.0
+    generation_timeout: float = 60.0
+    engine: str = "auto"
+    api_key: str | None = None
+
+
+def _elapsed_ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+async def check_health(client: httpx.AsyncClient, base: str) -> HealthChanged:
+    """One ``/health`` request, classified."""
+    started = time.perf_counter()
+    try:
+        answer = await client.get(f"{base}/health")
+    except _REFUSED as exc:
+        return HealthChanged(HealthState.REFUSED, None, None, type(exc).__name__)
+    except httpx.HTTPError as exc:
+        return HealthChanged(HealthState.UNHEALTHY, None, None, type(exc).__name__)
+    latency = _elapsed_ms(started)
+    if answer.status_code == 200:
+        return HealthChanged(HealthState.HEALTHY, 200, latency)
+    status = answer.status_code
+    state = HealthState.STARTING if status == 503 else HealthState.UNHEALTHY
+    return HealthChanged(state, status, latency, f"/health answered {status}")
+
+
+async def _model_name(client: httpx.AsyncClient, base: str) -> str | None:
+    try:
+        answer = await client.get(f"{base}/v1/models")
+        data: Any = answer.json()
+        return str(data["data"][0]["id"])
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+async def generate_one_token(
+    client: httpx.AsyncClient, base: str, engine: str, timeout: float
+) -> tuple[bool, float, str]:
+    """Ask for one token; (answered, latency in ms, what went wrong)."""
+    started = time.perf_counter()
+    try:
+        if engine != "vllm":
+            native = {"text": PROMPT, "sampling_params": {"max_new_tokens": 1, "temperature": 0}}
+            answer = await client.post(f"{base}/generate", json=native, timeout=timeout)
+            if answer.status_code != 404 or engine == "sglang":
+                return answer.status_code == 200, _elapsed_ms(started), _why(answer)
+        body: dict[str, object] = {"prompt": PROMPT, "max_tokens": 1, "temperature": 0}
+        model = await _model_name(client, base)
+        if model is not None:
+            body["model"] = model
+        answer = await client.post(f"{base}/v1/completions", json=body, timeout=timeout)
+    except httpx.HTTPError as exc:
+        return False, _elapsed_ms(started), f"generation failed: {type(exc).__name__}"
+    return answer.status_code == 200, _elapsed_ms(started), _why(answer)
+
+
+def _why(answer: httpx.Response) -> str:
+    if answer.status_code == 200:
+        return ""
+    return f"{answer.request.url.path} answered {answer.status_code}"
+
+
+class HealthPoller:
+    """Polls one server; :meth:`changes` yields a :class:`HealthChanged` per change."""
+
+    def __init__(self, url: UrlSource, options: HealthOptions | None = None) -> None:
+        self._url = url
+        self.options = options or HealthOptions()
+        self._generated: float | None = None
+
+    async def poll(self, client: httpx.AsyncClient) -> HealthChanged:
+        """One round: the link, ``/health``, and the generation while it has not worked."""
+        try:
+            base = await within(self._url(), self.options.timeout)
+        except (TransportError, OSError, asyncio.TimeoutError) as exc:
+            self._generated = None
+            return HealthChanged(HealthState.NO_LINK, None, None, str(exc) or type(exc).__name__)
+        health = await check_health(client, base)
+        if health.state is not HealthState.HEALTHY:
+            self._generated = None
+            return health
+        if self._generated is None:
+            ok, took, why = await generate_one_token(
+                client, base, self.options.engine, self.options.generation_timeout
+            )
+            if not ok:
+                return HealthChanged(HealthState.HEALTHY, 200, health.latency_ms, why)
+            self._generated = took
+        return HealthChanged(HealthState.READY, 200, health.latency_ms, "", self._generated)
+
+    async def changes(self) -> AsyncIterator[HealthChanged]:
+        """Poll every ``interval`` seconds; yield the first result and every change."""
+        key = self.options.api_key
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        previous: tuple[HealthState, int | None, str] | None = None
+        async with httpx.AsyncClient(timeout=self.options.timeout, headers=headers) as client:
+            while True:
+                result = await self.poll(client)
+                seen = (result.state, result.status, result.detail)
+                if seen != previous:
+                    previous = seen
+                    yield result
+                await asyncio.sleep(self.options.interval)

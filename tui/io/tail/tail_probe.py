@@ -1,0 +1,63 @@
+"""Periodic checks of a followed file through one long-lived shell on the host.
+
+Each check asks for the file's identity, size, first bytes and the bytes before the offset
+(see :data:`~tui.io.tail.tail_remote.PROBE_LOOP`). The shell is started once per connection, so a
+check costs a few forks on the host rather than a login.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tui.io.tail.tail_remote import FileReport, ReportError, parse_report, probe_loop_argv
+from tui.io.transport.deadline import within
+from tui.io.transport.transport import CommandStream, CommandTimedOut, LinkLost, Transport
+
+
+class Prober:
+    """Asks one file's description on demand; one question at a time."""
+
+    def __init__(self, transport: Transport, path: str, timeout: float) -> None:
+        self._transport = transport
+        self._path = path
+        self._timeout = timeout
+        self._stream: CommandStream | None = None
+        self._buffer = b""
+
+    async def ask(self, head: int, window_start: int, window: int) -> FileReport | None:
+        """The file's report, or None when it does not exist."""
+        if self._stream is None:
+            self._stream = await self._transport.open_stream(
+                probe_loop_argv(self._path), stdin=True
+            )
+        await self._stream.write(f"{head} {window_start} {window}\n".encode())
+        try:
+            first = await within(self._line(), self._timeout)
+            if first.strip() == b"missing":
+                return None
+            rest = [await within(self._line(), self._timeout) for _ in range(2)]
+        except asyncio.TimeoutError:
+            await self.close()
+            why = f"no answer about {self._path} within {self._timeout} s"
+            raise CommandTimedOut(why) from None
+        try:
+            return parse_report([first, *rest])
+        except ReportError:
+            await self.close()
+            raise
+
+    async def _line(self) -> bytes:
+        assert self._stream is not None
+        while (end := self._buffer.find(b"\n")) < 0:
+            data = await self._stream.read()
+            if not data:
+                raise LinkLost(f"the file checker ended: {self._stream.stderr_text()[:200]}")
+            self._buffer += data
+        line, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
+        return line
+
+    async def close(self) -> None:
+        stream, self._stream = self._stream, None
+        self._buffer = b""
+        if stream is not None:
+            await stream.close()

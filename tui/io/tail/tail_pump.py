@@ -1,0 +1,213 @@
+"""One stream of a followed file: bytes passed on, the file checked, a rotation drained.
+
+A :class:`Pump` reads the ``tail`` stream opened by :class:`~tui.io.tail.log_tail.LogTail` and asks
+the
+file's description every ``probe_interval`` seconds through a
+:class:`~tui.io.tail.tail_probe.Prober`.
+Each :meth:`Pump.step` returns the items that became known (usually one chunk); the pump is
+``finished`` when the stream must be reopened: it ended, the content was rewritten, or a new
+file took the name (then the old one is first read until it has been quiet for a moment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui.io.tail.tail_probe import Prober
+from tui.io.tail.tail_recovery import Previous, find_previous, lost_previous
+from tui.io.tail.tail_remote import FileReport, Notice, NoticeScanner, ReportError
+from tui.io.tail.tail_state import FileState, TailOptions, printable
+from tui.io.transport.link_events import Gap, Marker, MarkerKind, TailItem
+from tui.io.transport.transport import CommandStream, CommandTimedOut, Transport
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The fingerprint a check was sent with; its answer is judged against this."""
+
+    epoch: int
+    offset: int
+    head: bytes
+    window: bytes
+
+
+@dataclass
+class Verdict:
+    """What a check's answer means: items to show, and whether to stop this stream."""
+
+    items: list[TailItem] = field(default_factory=list)
+    restart: bool = False
+    replaced_by: FileReport | None = None
+
+
+@dataclass
+class _Drain:
+    """Reading what is left of a file that lost its name."""
+
+    replaced_by: FileReport
+    previous: Previous | None
+    deadline: float
+
+
+class Pump:
+    """Drives one ``tail`` stream; call :meth:`step` until :attr:`finished`, then :meth:`close`."""
+
+    def __init__(
+        self,
+        path: str,
+        options: TailOptions,
+        state: FileState,
+        spelling: tuple[str, bytes],
+        transport: Transport,
+        stream: CommandStream,
+    ) -> None:
+        self.path, self.options, self.state = path, options, state
+        self.transport, self.stream = transport, stream
+        self.scanner = NoticeScanner(*spelling)
+        self.prober = Prober(transport, path, options.command_timeout)
+        self.finished = self.ended = False
+        self._loop = asyncio.get_running_loop()
+        self._reader: asyncio.Task[bytes] | None = None
+        self._probe: asyncio.Task[tuple[Asked, FileReport | None]] | None = None
+        self._probe_at = self._loop.time() + options.probe_interval
+        self._drain: _Drain | None = None
+        self._deleted = False
+        self._shrunk = 0
+
+    async def accept(self, data: bytes) -> list[TailItem]:
+        """Items for stream bytes (file bytes and ``tail``'s notices, in order)."""
+        items: list[TailItem] = []
+        for part in self.scanner.feed(data) if data else [self.scanner.flush()]:
+            items += await self._accept_part(part)
+        return items
+
+    async def _accept_part(self, part: bytes | Notice) -> list[TailItem]:
+        if isinstance(part, bytes):
+            return [self.state.advance(part)] if part else []
+        if not part.truncated:
+            text = part.text.decode("utf-8", "replace").strip()
+            return [Marker(MarkerKind.NOTICE, printable(text))]
+        items = await lost_previous(self.transport, self.path, self.state, self.options, None)
+        self.state.reset(self.state.identity)
+        return items
+
+    async def step(self) -> list[TailItem]:
+        """Wait for the next bytes or check result; return what became known."""
+        if self._drain is not None:
+            return await self._drain_step(self._drain)
+        self._reader = self._reader or asyncio.create_task(self.stream.read())
+        tasks: set[asyncio.Task[Any]] = {self._reader}
+        if self._probe is not None:
+            tasks.add(self._probe)
+        timeout = None if self._probe else max(0.0, self._probe_at - self._loop.time())
+        done, _ = await asyncio.wait(tasks, timeout=timeout, return_when="FIRST_COMPLETED")
+        if self._reader in done:
+            # Bytes go out before anything else is looked at: once the offset has moved past
+            # them, a failure in the same step must not keep them from the reader.
+            data, self._reader = self._reader.result(), None
+            self.finished = self.ended = not data
+            return await self.accept(data)
+        if self._probe is not None and self._probe in done:
+            return await self._checked(*self._probe.result())
+        if self._probe is None and self._loop.time() >= self._probe_at:
+            self._probe = asyncio.create_task(self._ask())
+        return []
+
+    async def _checked(self, asked: Asked, report: FileReport | None) -> list[TailItem]:
+        self._probe, self._probe_at = None, self._loop.time() + self.options.probe_interval
+        verdict = self.judge(asked, report)
+        if verdict.replaced_by is not None:
+            previous = await find_previous(self.transport, self.path, self.state, self.options)
+            deadline = self._loop.time() + self.options.drain_max
+            self._drain = _Drain(verdict.replaced_by, previous, deadline)
+        self.finished = verdict.restart
+        return verdict.items
+
+    async def _ask(self) -> tuple[Asked, FileReport | None]:
+        state = self.state
+        start, window = state.window_request()
+        asked = Asked(state.epoch, state.offset, bytes(state.head), bytes(state.recent))
+        try:
+            return asked, await self.prober.ask(len(asked.head), start, window)
+        except (CommandTimedOut, ReportError):
+            return Asked(-1, 0, b"", b""), None
+
+    def judge(self, asked: Asked, report: FileReport | None) -> Verdict:
+        """Compare a check's answer with the fingerprint it was asked with."""
+        state = self.state
+        if asked.epoch != state.epoch:
+            return Verdict()
+        if report is None:
+            return self._removed()
+        self._deleted = False
+        if report.identity != state.identity:
+            return Verdict(replaced_by=report)
+        if report.size < asked.offset:
+            return self._shrank()
+        self._shrunk = 0
+        if report.head != asked.head or report.window != asked.window:
+            repeat = asked.offset - state.verified
+            detail = (
+                f"{printable(self.path)} was rewritten in place; reading it again from the "
+                f"start (up to {repeat} bytes received just before may repeat)"
+            )
+            state.reset(state.identity)
+            return Verdict([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
+        state.verify(asked.offset, report.size)
+        return Verdict()
+
+    def _removed(self) -> Verdict:
+        if self._deleted:
+            return Verdict()
+        self._deleted = True
+        detail = f"{printable(self.path)} was removed; reading what the open file still holds"
+        return Verdict([Marker(MarkerKind.DELETED, detail)])
+
+    def _shrank(self) -> Verdict:
+        """The file is shorter than our offset: ``tail`` reports it soon, else we start over."""
+        self._shrunk += 1
+        if self._shrunk < 3:
+            return Verdict()
+        detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
+        self.state.reset(self.state.identity)
+        return Verdict([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
+
+    async def _drain_step(self, drain: _Drain) -> list[TailItem]:
+        left = drain.deadline - self._loop.time()
+        if left > 0:
+            self._reader = self._reader or asyncio.create_task(self.stream.read())
+            done, _ = await asyncio.wait({self._reader}, timeout=min(self.options.drain_idle, left))
+            if done:
+                data, self._reader = self._reader.result(), None
+                if data:
+                    return await self.accept(data)
+            elif drain.previous is not None and self.state.offset < drain.previous.size:
+                return []
+        self.finished = True
+        items = self._switched(drain.previous)
+        self.state.reset(drain.replaced_by.identity)
+        return items
+
+    def _switched(self, previous: Previous | None) -> list[TailItem]:
+        shown = printable(self.path)
+        items: list[TailItem] = []
+        if previous is not None and previous.size > self.state.offset:
+            lost = previous.size - self.state.offset
+            items.append(Gap(lost, f"{lost} bytes were still unread when following moved on"))
+        if previous is not None and previous.renamed:
+            name = printable(previous.name)
+            detail = f"{shown} was renamed to {name}; following the new {shown}"
+            return [*items, Marker(MarkerKind.ROTATED, detail)]
+        return [*items, Marker(MarkerKind.REPLACED, f"{shown} was replaced by a new file")]
+
+    async def close(self) -> None:
+        for task in (self._reader, self._probe):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self.prober.close()
+        await self.stream.close()

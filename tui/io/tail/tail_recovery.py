@@ -1,0 +1,129 @@
+"""Finding the previous content of a log after it was rotated, and reading what we missed.
+
+When the file under the log's name is no longer the one we followed (it was renamed away,
+deleted, copied and truncated ...), the files beside it are checked: the old inode under a new
+name (rename rotation) or a file whose fingerprint matches what we followed (copy-truncate). The
+bytes we had not read yet are read from there; what cannot be found is reported as a gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui.io.tail.tail_remote import (
+    Candidate,
+    FileReport,
+    ReportError,
+    locate_argv,
+    parse_locate,
+    read_range_argv,
+)
+from tui.io.tail.tail_state import FileState, TailOptions, printable
+from tui.io.transport.link_events import Chunk, Gap, Marker, MarkerKind, TailItem
+from tui.io.transport.transport import Transport, TransportError
+
+
+@dataclass(frozen=True, slots=True)
+class Previous:
+    """Where the content we followed is now: renamed (same inode) or copied."""
+
+    name: str
+    size: int
+    renamed: bool
+
+
+async def find_previous(
+    transport: Transport, path: str, state: FileState, options: TailOptions
+) -> Previous | None:
+    """Look beside ``path`` for the inode we followed, or for a copy with its fingerprint.
+
+    Never raises: when the host cannot be asked, nothing is found (a later read notices a lost
+    link), so bytes already counted are never held back by a failed look.
+    """
+    if state.identity is None:
+        return None
+    start, window = state.window_request()
+    argv = locate_argv(path, state.identity[1], len(state.head), start, window)
+    try:
+        result = await transport.run(argv, timeout=options.command_timeout)
+        candidates = parse_locate(result.stdout)
+    except (TransportError, ReportError):
+        return None
+    return _pick(candidates, state)
+
+
+def _pick(candidates: list[Candidate], state: FileState) -> Previous | None:
+    for candidate in candidates:
+        if candidate.report.identity == state.identity:
+            return Previous(candidate.name, candidate.report.size, renamed=True)
+    for candidate in candidates:
+        if _same_content(candidate.report, state):
+            return Previous(candidate.name, candidate.report.size, renamed=False)
+    return None
+
+
+def _same_content(report: FileReport, state: FileState) -> bool:
+    return (
+        report.size >= state.offset
+        and report.head == bytes(state.head)
+        and report.window == bytes(state.recent)
+    )
+
+
+async def read_missed(
+    transport: Transport, previous: Previous, state: FileState, options: TailOptions
+) -> list[TailItem]:
+    """Read the bytes after ``state.offset`` from the previous file; a gap for what is beyond."""
+    missing = previous.size - state.offset
+    if missing <= 0:
+        return []
+    wanted = min(missing, options.recover_limit)
+    argv = read_range_argv(previous.name, state.offset, wanted)
+    try:
+        read = (await transport.run(argv, timeout=options.command_timeout)).stdout[:wanted]
+    except TransportError:
+        read = b""
+    items: list[TailItem] = [state.advance(read)] if read else []
+    left = missing - len(read)
+    if left > 0:
+        items.append(Gap(left, f"{left} bytes of {printable(previous.name)} were not read back"))
+    return items
+
+
+async def lost_previous(
+    transport: Transport,
+    path: str,
+    state: FileState,
+    options: TailOptions,
+    current: FileReport | None,
+) -> list[TailItem]:
+    """Items for a log whose content moved: recovered bytes, then the marker, or a gap.
+
+    ``current`` describes the file now under the name (None when ``tail`` reported a
+    truncation of the file it holds open). The caller resets ``state`` afterwards.
+    """
+    truncated = current is None or current.identity == state.identity
+    previous = await find_previous(transport, path, state, options)
+    shown = printable(path)
+    if previous is None:
+        items: list[TailItem] = []
+        if state.known_size > state.offset:
+            lost = state.known_size - state.offset
+            items.append(Gap(lost, f"{lost} bytes of the previous {shown} could not be read"))
+        kind = MarkerKind.TRUNCATED if truncated else MarkerKind.REPLACED
+        verb = "was truncated" if truncated else "was replaced by a new file"
+        return [*items, Marker(kind, f"{shown} {verb} at byte {state.offset}")]
+    recovered = await read_missed(transport, previous, state, options)
+    return [*recovered, _marker(previous, shown, truncated, recovered)]
+
+
+def _marker(previous: Previous, shown: str, truncated: bool, recovered: list[TailItem]) -> Marker:
+    name = printable(previous.name)
+    count = sum(len(item.data) for item in recovered if isinstance(item, Chunk))
+    tail = f"; {count} unread bytes were read from it" if count else ""
+    if previous.renamed:
+        return Marker(MarkerKind.ROTATED, f"{shown} was renamed to {name}{tail}")
+    if truncated:
+        detail = f"{shown} was copied to {name} and truncated{tail}"
+        return Marker(MarkerKind.COPY_TRUNCATED, detail)
+    return Marker(MarkerKind.REPLACED, f"{shown} was replaced; its old content is in {name}{tail}")
