@@ -19,7 +19,7 @@ from tui.config import (
     DurationError,
     LaunchConfig,
     Profile,
-    SshTarget,
+    SshAddress,
     StallConfig,
     format_duration,
     load_config,
@@ -97,10 +97,10 @@ def test_every_field_parses() -> None:
     big = config.profile()
     assert big.engine == "vllm"
     assert big.targets == (
-        SshTarget(None, "gpu1", None),
-        SshTarget("me", "gpu2", None),
-        SshTarget("me", "10.0.0.3", 2222),
-        SshTarget(None, "::1", 22),
+        SshAddress(None, "gpu1", None),
+        SshAddress("me", "gpu2", None),
+        SshAddress("me", "10.0.0.3", 2222),
+        SshAddress(None, "::1", 22),
     )
     assert (big.log_path, big.log_dir, big.port_for()) == ("/logs/big.log", "/logs/runs", 8100)
     assert big.host_key_policy == "accept-new"

@@ -19,7 +19,7 @@ from tui.config.config_model import (
     StallConfig,
 )
 from tui.config.config_text import ConfigError
-from tui.config.ssh_targets import SshTarget, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, parse_ssh_target
 from tui.engine.timing.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
     "DurationError",
     "LaunchConfig",
     "Profile",
-    "SshTarget",
+    "SshAddress",
     "StallConfig",
     "config_path",
     "default_config_path",

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tui.config.config_text import ConfigError, dotted
-from tui.config.ssh_targets import SshTarget, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, parse_ssh_target
 
 ENGINES = ("auto", "sglang", "vllm")
 HOST_KEY_POLICIES = ("strict", "accept-new")
@@ -125,7 +125,7 @@ class Profile:
     stall: StallConfig = field(default_factory=StallConfig)
 
     @property
-    def targets(self) -> tuple[SshTarget, ...]:
+    def targets(self) -> tuple[SshAddress, ...]:
         """``hosts`` parsed (node 0 first); empty when the server runs on this machine."""
         return tuple(parse_ssh_target(host) for host in self.hosts)
 
