@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from tui.sim.config import SimConfig
-from tui.sim.gpustate import GpuState, state_path
+from tui.sim.gpustate import GpuStateFile, state_path
 from tui.sim.layout import ranks_for
 from tui.sim.output import LogSink
 from tui.sim.process import ProcessTree, kill_self, process_title
@@ -42,7 +42,7 @@ class Runner:
         self.timeline = timeline
         self.played = played
         self.ranks = ranks_for(config)
-        self.gpus = GpuState(state_path(config.state_file), [r.gpu for r in self.ranks])
+        self.gpus = GpuStateFile(state_path(config.state_file), [r.gpu for r in self.ranks])
         self.leader = next((r.tag for r in self.ranks if r.leader), None)
         self.server: SimServer | None = None
         self.state: ServerState | None = None
