@@ -27,7 +27,7 @@ from tui.sim.http_common import (
     sse,
     state_of,
 )
-from tui.sim.tokens import Chunk, GenRequest, token_text
+from tui.sim.tokens import DecodeStep, GenRequest, token_text
 
 CHAT_DEFAULT_MAX_TOKENS = 128
 COMPLETION_DEFAULT_MAX_TOKENS = 16
@@ -167,7 +167,7 @@ def _choice(call: Call, text: str, finish: str | None, first: bool) -> dict[str,
 
 
 async def _events(
-    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[Chunk]
+    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[DecodeStep]
 ) -> AsyncIterator[bytes]:
     completion, first = 0, True
     async for chunk in chunks:
@@ -184,7 +184,7 @@ async def _events(
 
 
 async def _complete(
-    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[Chunk]
+    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[DecodeStep]
 ) -> dict[str, Any]:
     ids: list[int] = []
     completion, finish = 0, "length"
