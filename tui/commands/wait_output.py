@@ -140,7 +140,7 @@ def _describe_engine(item: ev.Event) -> str | None:
         return f"{item.stage.label}{' (draft)' if item.draft else ''}{extra}"
     if isinstance(item, ev.FailureDetected):
         first = item.excerpt.strip().splitlines()[-1:] or [""]
-        return f"FAILURE {item.kind.value}: {_safe(first[0])}"
+        return f"FAILURE {item.kind.value} ({item.kind.label}): {_safe(first[0])}"
     if isinstance(item, ev.ReadyLineSeen):
         return "the log says the server is ready"
     if isinstance(item, ev.NodeReadySeen):
