@@ -196,6 +196,17 @@ def test_errors_name_file_line_and_key(text: str, line: int, key: str, problem: 
     assert str(error) == f"/etc/bringup/config.toml:{line}: {key}: {error.problem}"
 
 
+def test_errors_quote_text_safely_and_briefly() -> None:
+    with pytest.raises(ConfigError) as long_value:
+        parse("notify = '" + "x" * 200 + "'\n")
+    quoted = long_value.value.problem.split("got ", 1)[1]
+    assert len(quoted) == 80
+    assert quoted.endswith("…")
+    with pytest.raises(ConfigError) as odd_key:
+        parse('[profiles."a\\u0007b"]\n')
+    assert odd_key.value.key == 'profiles."a\ufffdb"'
+
+
 def test_syntax_errors_carry_the_line() -> None:
     with pytest.raises(ConfigError, match=r"^/etc/bringup/config.toml:3: TOML syntax"):
         parse("a = 1\n\nb = = 2\n")

@@ -23,9 +23,10 @@ from tui.config.config_model import (
     StallConfig,
     template_fields,
 )
-from tui.config.config_text import printable
+from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table
+from tui.engine.logs.sanitize import printable
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -38,11 +39,11 @@ def _template(table: Table, key: str, value: str, allowed: frozenset[str], *inde
     try:
         names = template_fields(value)
     except ValueError as exc:
-        raise table.error(key, printable(str(exc)), *index) from None
+        raise table.error(key, printable(str(exc), QUOTE_LIMIT), *index) from None
     unknown = sorted(set(names) - allowed)
     if unknown:
         known = ", ".join("{" + name + "}" for name in sorted(allowed))
-        problem = f"unknown placeholder {{{printable(unknown[0])}}} (known: {known})"
+        problem = f"unknown placeholder {{{printable(unknown[0], QUOTE_LIMIT)}}} (known: {known})"
         raise table.error(key, problem, *index)
     return value
 
@@ -158,7 +159,7 @@ def _target(table: Table, key: str, value: str, *index: int) -> str:
     try:
         parse_ssh_target(value)
     except ValueError as exc:
-        raise table.error(key, printable(str(exc)), *index) from None
+        raise table.error(key, printable(str(exc), QUOTE_LIMIT), *index) from None
     return value
 
 
