@@ -16,6 +16,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TextIO
 
+from tui.commands.wait import Ending
 from tui.engine.cluster.cluster_engine import describe_cluster
 from tui.engine.judge.stall import RankStalled
 from tui.engine.logs.sanitize import sanitize_line
@@ -73,13 +74,13 @@ class JsonReport:
             record["node"] = node
         self._write(record)
 
-    def verdict(self, verdict: str, code: int, detail: str) -> None:
+    def verdict(self, verdict: Ending, code: int, detail: str) -> None:
         self._write(
             {
                 "t": round(self._clock(), 6),
                 "event": "verdict",
                 "rank": None,
-                "verdict": verdict,
+                "verdict": verdict.value,
                 "exit_code": code,
                 "detail": detail,
             }
@@ -105,8 +106,8 @@ class PlainReport:
         who = f"n{node} {rank}".rstrip() if node is not None else rank
         self._line(f"{who:<12} {text}")
 
-    def verdict(self, verdict: str, code: int, detail: str) -> None:
-        self._line(f"{'':<12} {verdict}: {sanitize_line(detail, 2000)} (exit {code})")
+    def verdict(self, verdict: Ending, code: int, detail: str) -> None:
+        self._line(f"{'':<12} {verdict.value}: {sanitize_line(detail, 2000)} (exit {code})")
 
     def _line(self, text: str) -> None:
         stamp = time.strftime("%H:%M:%S", time.localtime(self._clock()))

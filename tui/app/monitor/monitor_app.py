@@ -27,7 +27,7 @@ from tui.app.monitor.alerts import Alerts, NotifyMode
 from tui.app.monitor.monitor_messages import (
     ChunkReceived,
     ConnectionChanged,
-    HealthChanged,
+    HealthPolled,
     RankFocused,
     StreamEnded,
     StreamMarked,
@@ -200,8 +200,8 @@ class MonitorApp(App[int]):
     def _connection(self, message: ConnectionChanged) -> None:
         self.state.set_connection(message.state, message.detail)
 
-    @on(HealthChanged)
-    def _health_changed(self, message: HealthChanged) -> None:
+    @on(HealthPolled)
+    def _health_polled(self, message: HealthPolled) -> None:
         self.state.set_health(message.reading)
 
     @on(GpuTelemetryUpdated)

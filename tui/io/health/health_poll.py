@@ -15,11 +15,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import httpx
 
+from tui.engine.judge.health import HealthState
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import TransportError
 
@@ -28,17 +28,6 @@ UrlSource = Callable[[], Awaitable[str]]
 
 _REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 PROMPT = "Hello"
-
-
-class HealthState(str, Enum):
-    """What the port says, from worst to best."""
-
-    NO_LINK = "no-link"
-    REFUSED = "refused"
-    STARTING = "starting"
-    UNHEALTHY = "unhealthy"
-    HEALTHY = "healthy"
-    READY = "ready"
 
 
 @dataclass(frozen=True, slots=True)
