@@ -34,7 +34,7 @@ from tui.app.monitor.view_model import Target
 from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main_screen import MainScreen
 from tui.engine.judge.stall import RankHealth, RankStatus
-from tui.engine.launch.launch_record import HowEnded, RunRecord, RunState, RunStatus
+from tui.engine.launch.launch_record import HowEnded, LaunchRecord, RunState, RunStatus
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Stage, Verdict
 from tui.io.launch.launch_node import Node, Runner
@@ -233,7 +233,7 @@ async def test_the_stalled_rank_is_dumped_when_none_is_focused() -> None:
 
 
 def test_only_a_running_launched_run_has_a_process_group() -> None:
-    record = RunRecord("t", "t-1", "gpu1", 0, 1, ("serve",), "/logs/t.log", "now", pgid=4242)
+    record = LaunchRecord("t", "t-1", "gpu1", 0, 1, ("serve",), "/logs/t.log", "now", pgid=4242)
     running = RunStatus("gpu1", RunState.RUNNING, "t-1", record)
     assert process_group([running], 0) == (4242, "")
     assert process_group([running], 1)[0] is None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tui.app.monitor.app_runner import ExitGuard
-    from tui.app.monitor.demo_host import DemoHost, DemoOptions
+    from tui.io.demo.demo_host import DemoHost, DemoOptions
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.app.monitor.demo_host import DemoOptions
+    from tui.io.demo.demo_host import DemoOptions
 
     options = DemoOptions(args.engine, args.scenario, args.time_scale)
     try:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _demo(options: DemoOptions, theme: str | None) -> int:
     from tui.app.monitor.app_runner import exit_guard
-    from tui.app.monitor.demo_host import DemoHost
+    from tui.io.demo.demo_host import DemoHost
 
     # From the first moment: closing the terminal while the demo still starts must also stop
     # what was started, so the signals are routed before anything is launched.

@@ -28,7 +28,7 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
+class TokenChunk:
     """One streamed chunk that carried ``tokens`` new tokens, stamped on arrival."""
 
     at: float
@@ -41,7 +41,7 @@ class RequestRecord:
 
     sent_at: float
     ended_at: float
-    chunks: tuple[Chunk, ...] = ()
+    chunks: tuple[TokenChunk, ...] = ()
     success: bool = True
     server_tokens: int | None = None
     prompt_tokens: int | None = None

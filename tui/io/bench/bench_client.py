@@ -29,10 +29,10 @@ from typing import Any
 import httpx
 
 from tui.engine.bench.bench_math import (
-    Chunk,
     Distribution,
     LevelResult,
     RequestRecord,
+    TokenChunk,
     result_fields,
     summarize,
 )
@@ -236,7 +236,7 @@ class BenchClient:
         length = self.workload.output_len if output_len is None else output_len
         body = request_body(endpoint, prompt, length, self.workload.ignore_eos, self.model)
         reader = StreamReader(endpoint)
-        chunks: list[Chunk] = []
+        chunks: list[TokenChunk] = []
         sent_at = time.perf_counter()
         try:
             error = await self._stream(ENDPOINT_PATHS[endpoint], body, reader, chunks, length)
@@ -259,7 +259,7 @@ class BenchClient:
         path: str,
         body: dict[str, object],
         reader: StreamReader,
-        chunks: list[Chunk],
+        chunks: list[TokenChunk],
         length: int,
     ) -> str | None:
         received, most = 0, 2 * length + 16
@@ -280,7 +280,7 @@ class BenchClient:
                     return clean(f"not JSON: {payload[:80]}")
                 tokens = reader.feed(event)
                 if tokens > 0:
-                    chunks.append(Chunk(now, tokens))
+                    chunks.append(TokenChunk(now, tokens))
                     received += tokens
                     if received > most:
                         return f"the server sent more than {most} tokens; stopped reading"

@@ -21,7 +21,7 @@ from tui.engine.launch.launch_plan import LaunchSpec, NodePlan, expand_home, pla
 from tui.engine.launch.launch_preflight import Preflight, Refusal, RefusalKind, evaluate
 from tui.engine.launch.launch_record import (
     HowEnded,
-    RunRecord,
+    LaunchRecord,
     RunStatus,
     iso,
     new_record,
@@ -74,7 +74,7 @@ class RestartResult:
     launched: LaunchResult
 
 
-async def _not_started(node: Node, plan: NodePlan, record: RunRecord) -> None:
+async def _not_started(node: Node, plan: NodePlan, record: LaunchRecord) -> None:
     """Close the record of a run whose command never started (best effort)."""
     ended = replace(
         record, how_ended=HowEnded.NOT_STARTED, ended_at=iso(datetime.now(timezone.utc))
