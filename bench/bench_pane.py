@@ -62,14 +62,14 @@ async def progress(messages: int) -> tuple[int, float]:
     """Messages posted and CPU seconds until the last one was shown."""
     app = MonitorApp(link=FakeLink(), source=ScriptedSource([]), target=Target("bench"))
     async with app.run_test(size=(160, 48)) as pilot:
-        app.post_message(BenchStarted("bench", LEVELS, messages))
+        app.bench.post_message(BenchStarted("bench", LEVELS, messages))
         await pilot.pause()
         started = time.process_time()
         for done in range(1, messages + 1):
-            app.post_message(BenchProgressed(LEVELS[0], done, 0))
+            app.bench.post_message(BenchProgressed(LEVELS[0], done, 0))
             if done % 50 == 0:
                 await asyncio.sleep(0)
-        app.post_message(BenchLevelFinished(LEVELS[0], _fields(LEVELS[0])))
+        app.bench.post_message(BenchLevelFinished(LEVELS[0], _fields(LEVELS[0])))
         while app.bench.state.levels[0].fields is None:
             await pilot.pause(0.001)
         return messages, time.process_time() - started

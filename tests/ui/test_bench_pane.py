@@ -23,7 +23,6 @@ from tests.net import serving
 from tests.sim.conftest import Sim
 from tests.ui.fakes import FakeLink
 from tui.app.bench.bench_pane import BenchAskScreen, BenchPane
-from tui.app.bench.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench.bench_state import BenchPhase
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
@@ -33,6 +32,7 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig
 from tui.engine.startup.vocabulary import Verdict
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.store.run_store import RunStore
 from tui.io.transport.host_session import HostSession
 

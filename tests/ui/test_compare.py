@@ -12,9 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from tests.ui.fakes import FakeLink
-from tui.app.bench.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench.compare_screen import CompareScreen
-from tui.app.bench.run_records import Scope, load_columns
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
@@ -24,6 +22,8 @@ from tui.engine.startup.snapshot import ServerInfo, Snapshot
 from tui.engine.startup.vocabulary import Outcome, Verdict
 from tui.engine.timing.estimate import RunRecord
 from tui.engine.timing.fingerprint import Fingerprint
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
+from tui.io.store.run_records import Scope, load_columns
 from tui.io.store.run_store import RunStore
 from tui.io.transport.host_session import HostSession, LocalConnector
 

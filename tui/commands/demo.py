@@ -61,11 +61,11 @@ async def _demo(options: DemoOptions, theme: str | None) -> int:
 async def _watch_demo(
     demo: DemoHost, options: DemoOptions, theme: str | None, guard: ExitGuard
 ) -> int:
-    from tui.app.bench.bench_runs import DEMO_BENCH
     from tui.app.monitor.app_runner import run_app
     from tui.app.monitor.monitor_build import WatchSettings, build_app
     from tui.app.monitor.themes import DEFAULT_THEME
     from tui.app.monitor.view_model import Target
+    from tui.io.bench.bench_setup import DEMO_BENCH
 
     if demo.session is None:
         return 1

@@ -1,4 +1,5 @@
-"""Messages the benchmark worker posts. Each names something that already happened."""
+"""Messages the benchmark pane's worker posts to the pane. Each names something that already
+happened."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.message import Message
 
 
 class BenchEvent(Message):
-    """Something happened to the running benchmark (the app hands these to the control)."""
+    """Something happened to the running benchmark (the pane handles these)."""
 
 
 class BenchStarted(BenchEvent):

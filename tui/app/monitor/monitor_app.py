@@ -15,9 +15,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from tui.app.bench.bench_messages import BenchEvent
-from tui.app.bench.bench_runs import BenchSetup
-from tui.app.bench.bench_worker import BENCH_ACTIONS, BENCH_BINDINGS, BenchControl
+from tui.app.bench.bench_pane import BENCH_ACTIONS, BENCH_BINDINGS, BenchPane
 from tui.app.feed.engine_link import EngineLink
 from tui.app.feed.feed_sources import Backpressure, Source, Throttled
 from tui.app.feed.ingest import Ingest
@@ -46,6 +44,7 @@ from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main_screen import MainScreen
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
+from tui.io.bench.bench_setup import BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed
 from tui.io.transport.host_session import HostSession
 
@@ -114,7 +113,7 @@ class MonitorApp(App[int]):
         self._user_keys = dict(keymap or {})
         self._reconnect = reconnect
         self.launch_control = LaunchControl(self, launcher, read_only)
-        self.bench = BenchControl(self, bench, lambda: self.state.link.snapshot)
+        self.bench = BenchPane(bench, lambda: self.state.link.snapshot, id="bench")
         self.stacks = StackControl(
             self, self.state, hosts, lambda: self.launch_control.statuses, self.open_rank_log
         )
@@ -127,7 +126,7 @@ class MonitorApp(App[int]):
         return dict(SEMANTIC_DEFAULTS)
 
     def get_default_screen(self) -> MainScreen:
-        return MainScreen()
+        return MainScreen(self.bench)
 
     def waiting_bytes(self) -> int:
         """Log bytes a source handed over that the engine has not parsed yet."""
@@ -207,10 +206,6 @@ class MonitorApp(App[int]):
     @on(GpuTelemetryUpdated)
     def _gpus(self, message: GpuTelemetryUpdated) -> None:
         self.state.set_gpu(message.snapshot, message.nodes)
-
-    @on(BenchEvent)
-    def _bench_event(self, message: BenchEvent) -> None:
-        self.bench.handle(message)
 
     @on(RankFocused)
     def _rank_focused(self, message: RankFocused) -> None:

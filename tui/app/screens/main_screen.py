@@ -92,8 +92,9 @@ class MainScreen(Screen[None]):
 
     composed = False
 
-    def __init__(self) -> None:
+    def __init__(self, bench: BenchPane | None = None) -> None:
         super().__init__()
+        self._bench = bench if bench is not None else BenchPane(id="bench")
         self._header = StatusHeader()
         self._grid = RankGrid(id="grid")
         self._failure = FailurePanel(id="failure")
@@ -101,7 +102,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self._header
         yield self._grid
-        yield BenchPane(id="bench")
+        yield self._bench
         yield self._failure
         yield Footer()
 
