@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -10,12 +11,14 @@ from hypothesis import strategies as st
 
 from tui.engine.bench.bench_math import (
     Distribution,
+    LevelResult,
     RequestRecord,
     TokenChunk,
     percentile,
-    result_fields,
     summarize,
 )
+from tui.engine.bench.level_fields import level_fields
+from tui.engine.bench.level_figures import LevelFigures, figures_of
 
 TOL = 1e-9
 
@@ -116,6 +119,12 @@ def test_percentile_matches_linear_interpolation() -> None:
 def test_percentile_stays_within_the_values(values: list[float], p: float) -> None:
     found = percentile(values, p)
     assert min(values) - TOL <= found <= max(values) + TOL
+
+
+def result_fields(result: LevelResult) -> dict[str, Any]:
+    """The client's result as the flat fields it is saved in."""
+    figures: LevelFigures = figures_of(result)
+    return level_fields(figures)
 
 
 def test_result_fields_use_vllm_names_in_milliseconds() -> None:

@@ -3,10 +3,9 @@ happened."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from textual.message import Message
+
+from tui.engine.bench.level_figures import LevelFigures
 
 
 class BenchEvent(Message):
@@ -37,12 +36,12 @@ class BenchProgressed(BenchEvent):
 
 
 class BenchLevelFinished(BenchEvent):
-    """A concurrency level ended with these result fields."""
+    """A concurrency level ended with these figures."""
 
-    def __init__(self, concurrency: int, fields: Mapping[str, Any]) -> None:
+    def __init__(self, concurrency: int, figures: LevelFigures) -> None:
         super().__init__()
         self.concurrency = concurrency
-        self.fields = dict(fields)
+        self.figures = figures
 
 
 class BenchFinished(BenchEvent):

@@ -11,7 +11,7 @@ tells comes back to the pane as :class:`~tui.app.bench.bench_messages.BenchEvent
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -40,6 +40,7 @@ from tui.app.bench.bench_text import (
 from tui.app.bench.compare_screen import CompareScreen
 from tui.app.monitor.view_model import MonitorView
 from tui.engine.bench.bench_view import throughputs
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_client import clean
@@ -68,8 +69,8 @@ class _Messenger:
     def progressed(self, concurrency: int, done: int, failed: int) -> None:
         self.post(BenchProgressed(concurrency, done, failed))
 
-    def level_finished(self, concurrency: int, fields: dict[str, Any]) -> None:
-        self.post(BenchLevelFinished(concurrency, fields))
+    def level_finished(self, concurrency: int, figures: LevelFigures) -> None:
+        self.post(BenchLevelFinished(concurrency, figures))
 
 
 class BenchPane(Vertical):
@@ -258,7 +259,7 @@ class BenchPane(Vertical):
 
     @on(BenchLevelFinished)
     def _level_finished(self, event: BenchLevelFinished) -> None:
-        self.state.level_finished(event.concurrency, event.fields)
+        self.state.level_finished(event.concurrency, event.figures)
         self._redraw()
 
     @on(BenchFinished)

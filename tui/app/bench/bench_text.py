@@ -10,8 +10,7 @@ Every text is built as Content, so nothing a server sent is read as markup.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
 
 from textual.content import Content
 
@@ -19,6 +18,7 @@ from tui.app.bench.bench_state import BenchPhase, BenchState, LevelProgress
 from tui.app.feed.logbook import printable
 from tui.app.widgets.cell_format import bar
 from tui.engine.bench.bench_view import accept_view, token_view
+from tui.engine.bench.level_figures import LevelFigures
 
 Segment = str | tuple[str, str]
 _PHASE_TEXT = {
@@ -28,7 +28,7 @@ _PHASE_TEXT = {
     BenchPhase.DONE: ("done", "$success"),
     BenchPhase.FAILED: ("stopped", "$error"),
 }
-# Results table: header, width and how each cell is read from a level's fields.
+# Results table: header and width of each column.
 _COLUMNS = (("c", 4), ("done/fail", 10), ("req/s", 7), ("tok/s", 8), ("TTFT ms", 8),
             ("TPOT ms", 8), ("ITL ms", 7))  # fmt: skip
 _ACCEPT_HEADER = "accept: client · server · log"
@@ -53,8 +53,8 @@ def progress_line(level: LevelProgress, width: int = 20) -> Content:
     return line
 
 
-def _accept_text(fields: Mapping[str, Any]) -> str:
-    view = accept_view(fields)
+def _accept_text(figures: LevelFigures) -> str:
+    view = accept_view(figures)
     if not view.any:
         return "-"
     server = _number(view.server, 2)
@@ -66,8 +66,8 @@ def _accept_text(fields: Mapping[str, Any]) -> str:
     return f"{_number(view.client, 2)} · {server} · {log}"
 
 
-def _tokens(fields: Mapping[str, Any]) -> Content:
-    view = token_view(fields)
+def _tokens(figures: LevelFigures) -> Content:
+    view = token_view(figures)
     if not view.disagree:
         return Content(str(view.server) if view.server is not None else "-")
     client = "-" if view.client is None else str(view.client)
@@ -77,29 +77,28 @@ def _tokens(fields: Mapping[str, Any]) -> Content:
     return Content.styled(text, "$warning")
 
 
-def result_row(fields: Mapping[str, Any]) -> Content:
+def result_row(figures: LevelFigures) -> Content:
     """One level of the results table."""
-    failed = fields.get("failed")
-    done = f"{_number(fields.get('completed'), 0)}/{_number(failed, 0)}"
+    f, failed = figures, figures.failed
+    done = f"{_number(f.completed, 0)}/{_number(failed, 0)}"
     cells = (
-        _number(fields.get("max_concurrency"), 0), done,
-        _number(fields.get("request_throughput"), 2), _number(fields.get("output_throughput"), 1),
-        _number(fields.get("median_ttft_ms"), 1), _number(fields.get("median_tpot_ms"), 2),
-        _number(fields.get("median_itl_ms"), 1),
+        _number(f.concurrency, 0), done, _number(f.request_throughput, 2),
+        _number(f.output_throughput, 1), _number(f.ttft_ms.median, 1),
+        _number(f.tpot_ms.median, 2), _number(f.itl_ms.median, 1),
     )  # fmt: skip
     parts: list[Segment] = []
     for (_name, width), cell in zip(_COLUMNS, cells, strict=True):
         failing = cell == done and isinstance(failed, int) and failed > 0
         parts.append((f"{cell:>{width}} ", "bold $error") if failing else f"{cell:>{width}} ")
-    parts.append(f" {_accept_text(fields):<36} ")
-    return Content.assemble(*parts) + _tokens(fields)
+    parts.append(f" {_accept_text(figures):<36} ")
+    return Content.assemble(*parts) + _tokens(figures)
 
 
-def results_table(levels: list[Mapping[str, Any]]) -> Content:
+def results_table(levels: Sequence[LevelFigures]) -> Content:
     """The header and one row per finished level."""
     header = "".join(f"{name:>{width}} " for name, width in _COLUMNS)
     lines = [Content.styled(f"{header} {_ACCEPT_HEADER:<36} tokens", "bold $text-muted")]
-    lines.extend(result_row(fields) for fields in levels)
+    lines.extend(result_row(figures) for figures in levels)
     return Content("\n").join(lines)
 
 

@@ -12,12 +12,13 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import httpx
 
 from tui.config import BenchConfig
 from tui.data.prompts import PromptFileError
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.startup.snapshot import DecodeSummary, Snapshot
 from tui.io.bench.bench_client import clean, detect_endpoint
 from tui.io.bench.bench_setup import BenchSetup
@@ -44,7 +45,7 @@ class BenchListener(Protocol):
 
     def progressed(self, concurrency: int, done: int, failed: int) -> None: ...
 
-    def level_finished(self, concurrency: int, fields: dict[str, Any]) -> None: ...
+    def level_finished(self, concurrency: int, figures: LevelFigures) -> None: ...
 
 
 class BenchRunFailed(Exception):
@@ -134,12 +135,12 @@ class _Run:
     def _decode(self) -> DecodeSummary:
         return self.request.snapshot().decode
 
-    async def _level_done(self, concurrency: int, fields: dict[str, Any]) -> None:
+    async def _level_done(self, concurrency: int, figures: LevelFigures) -> None:
         """Tell of a finished level and store it at once, so that nothing measured is lost."""
-        self.listener.level_finished(concurrency, fields)
+        self.listener.level_finished(concurrency, figures)
         options, run_id = self.request.setup.options, self.request.run_id
         try:
-            await asyncio.to_thread(save_levels, options.data_dir, run_id, [fields], self.meta)
+            await asyncio.to_thread(save_levels, options.data_dir, run_id, [figures], self.meta)
         except StoreError as exc:
             self.saved = f"results not saved: {clean(str(exc))}"
             return

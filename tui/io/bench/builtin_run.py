@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import replace
 
 import httpx
 
@@ -20,20 +20,21 @@ from tui.data.prompts import workload_prompts
 from tui.engine.bench.bench_math import RequestRecord
 from tui.engine.bench.bench_view import (
     LevelExtras,
+    accept_figures,
     accepts_between,
-    extra_fields,
     sglang_spec_counters,
 )
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.startup.snapshot import DecodeSummary
-from tui.io.bench.bench_client import BenchClient, LevelReport, ServerView, Workload, level_fields
+from tui.io.bench.bench_client import BenchClient, LevelReport, ServerView, Workload, level_figures
 
 SETTLE_SECONDS = 1.0
 """Wait after a level before reading the log's decode figures: its last lines are in transit."""
 
 Progressed = Callable[[int, int, int], None]
 """Called with (concurrency, requests done, requests failed) after every measured request."""
-LevelDone = Callable[[int, dict[str, Any]], Awaitable[None]]
-"""Awaited with (concurrency, result fields) when a level ends."""
+LevelDone = Callable[[int, LevelFigures], Awaitable[None]]
+"""Awaited with (concurrency, its figures) when a level ends."""
 
 
 class LevelClient(BenchClient):
@@ -77,8 +78,8 @@ class LevelClient(BenchClient):
         found = sglang_spec_counters(response.text[:10_000_000])
         return found if "verify" in found else None
 
-    async def level_fields(self, concurrency: int, settle: float) -> dict[str, Any]:
-        """Run one level and return its stored fields, the three accept lengths included."""
+    async def level_figures(self, concurrency: int, settle: float) -> LevelFigures:
+        """Run one level and return its figures, the three accept lengths included."""
         self.level, self.done, self.failed = concurrency, 0, 0
         self.marks.clear()
         report = await self.run_level(concurrency)
@@ -91,8 +92,8 @@ class LevelClient(BenchClient):
             sglang_before=before_counters,
             sglang_after=after_counters,
         )
-        fields = level_fields(report)
-        return fields | extra_fields(extras, fields)
+        figures = level_figures(report)
+        return replace(figures, accepts=accept_figures(extras, figures))
 
 
 def _client_tokens(report: LevelReport) -> int:
@@ -117,11 +118,11 @@ def build_workload(settings: BenchConfig, endpoint: str) -> Workload:
 async def measure(
     client: LevelClient, levels: tuple[int, ...], level_done: LevelDone,
     settle: float = SETTLE_SECONDS,
-) -> list[dict[str, Any]]:  # fmt: skip
+) -> list[LevelFigures]:  # fmt: skip
     """Every level in turn (after ``client.resolve_model()``); ``level_done`` hears of each."""
     results = []
     for concurrency in levels:
-        fields = await client.level_fields(concurrency, settle)
-        await level_done(concurrency, fields)
-        results.append(fields)
+        figures = await client.level_figures(concurrency, settle)
+        await level_done(concurrency, figures)
+        results.append(figures)
     return results

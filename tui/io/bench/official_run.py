@@ -6,11 +6,17 @@ table is read into the same fields as the built-in client's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from tui.config import BenchConfig
-from tui.engine.bench.official_bench import OfficialRun, official_argv, parse_summary
+from tui.engine.bench.level_fields import level_from_fields
+from tui.engine.bench.level_figures import AcceptBasis, AcceptFigures, LevelFigures, ServerSpec
+from tui.engine.bench.official_bench import (
+    OfficialRun,
+    OfficialSummary,
+    official_argv,
+    parse_summary,
+)
 from tui.engine.logs.sanitize import sanitize_line
 from tui.io.bench.builtin_run import LevelDone
 from tui.io.launch.remote_scripts import script
@@ -72,8 +78,8 @@ def _tail(data: bytes, lines: int = 3) -> str:
 
 async def official_level(
     setup: OfficialSetup, settings: BenchConfig, concurrency: int
-) -> dict[str, Any]:
-    """One level run by the engine's tool on the host, as stored fields."""
+) -> LevelFigures:
+    """One level run by the engine's tool on the host, as figures."""
     argv = official_command(setup, settings, concurrency)
     result = await setup.session.run(argv, timeout=setup.timeout)
     try:
@@ -81,29 +87,34 @@ async def official_level(
     except ValueError as exc:
         said = _tail(result.stderr) or _tail(result.stdout) or "no output"
         raise OfficialRunFailed(f"exit status {result.status}: {exc}; it said: {said}") from None
-    fields: dict[str, Any] = dict(summary.fields)
-    completed = fields.get("completed")
-    if "failed" not in fields and isinstance(completed, int):
-        fields["failed"] = max(settings.num_prompts - completed, 0)
-    fields["max_concurrency"] = concurrency
-    fields["source"] = f"official {summary.tool}"
-    fields["problems"] = list(summary.problems)
-    if summary.fields.get("spec_decode_acceptance_length") is not None:
-        fields["server_accept_length"] = summary.fields["spec_decode_acceptance_length"]
-        fields["server_accept_basis"] = "differenced"
-    elif summary.fields.get("server_avg_spec_accept_length_after") is not None:
-        fields["server_accept_length"] = summary.fields["server_avg_spec_accept_length_after"]
-        fields["server_accept_basis"] = "lifetime"
-    return fields
+    return summary_figures(summary, settings.num_prompts, concurrency)
+
+
+def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -> LevelFigures:
+    """The figures of a tool's summary table: what it printed, the failed requests it did not
+    count, the level's concurrency, and the server's accept length with its basis."""
+    figures = level_from_fields(summary.fields, concurrency)
+    failed = figures.failed
+    if failed is None and figures.completed is not None:
+        failed = max(requests - figures.completed, 0)
+    spec = figures.server or ServerSpec()
+    server, basis = spec.acceptance_length, AcceptBasis.DIFFERENCED
+    if server is None and spec.avg_accept_after is not None:
+        server, basis = spec.avg_accept_after, AcceptBasis.LIFETIME
+    accepts = None if server is None else AcceptFigures(server, basis)
+    return replace(
+        figures, concurrency=concurrency, failed=failed, source=f"official {summary.tool}",
+        problems=summary.problems, accepts=accepts,
+    )  # fmt: skip
 
 
 async def run_official(
     setup: OfficialSetup, settings: BenchConfig, level_done: LevelDone
-) -> list[dict[str, Any]]:
+) -> list[LevelFigures]:
     """Every level with the engine's tool, in turn."""
     results = []
     for concurrency in settings.concurrency:
-        fields = await official_level(setup, settings, concurrency)
-        await level_done(concurrency, fields)
-        results.append(fields)
+        figures = await official_level(setup, settings, concurrency)
+        await level_done(concurrency, figures)
+        results.append(figures)
     return results

@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.bench.run_compare import BenchLevel, RunColumn, newest_levels
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup.snapshot import Snapshot
@@ -96,16 +96,16 @@ class RunRecorder:
 
 
 def save_levels(
-    data_dir: Path | None, run_id: int | None, levels: Sequence[Mapping[str, Any]], meta: BenchMeta
+    data_dir: Path | None, run_id: int | None, levels: Sequence[LevelFigures], meta: BenchMeta
 ) -> list[int]:
     """Store each level of one benchmark against run ``run_id``; their ids."""
     with RunStore.open_default(configured=data_dir) as store:
-        return [_add(store, run_id, fields, meta) for fields in levels]
+        return [_add(store, run_id, figures, meta) for figures in levels]
 
 
-def _add(store: RunStore, run_id: int | None, fields: Mapping[str, Any], meta: BenchMeta) -> int:
+def _add(store: RunStore, run_id: int | None, figures: LevelFigures, meta: BenchMeta) -> int:
     return store.add_bench(
-        fields, recorded_at=meta.recorded_at, run_id=run_id, profile=meta.profile,
+        figures, recorded_at=meta.recorded_at, run_id=run_id, profile=meta.profile,
         url=meta.url, endpoint=meta.endpoint, model=meta.model,
     )  # fmt: skip
 
@@ -123,7 +123,7 @@ class Scope:
         return f"{self.kind} {sanitize_line(self.value)}"
 
 
-def _column(run: StoredRun, levels: Mapping[int, Mapping[str, Any]]) -> RunColumn:
+def _column(run: StoredRun, levels: Mapping[int, LevelFigures]) -> RunColumn:
     record = run.record
     when = time.strftime("%m-%d %H:%M", time.localtime(record.recorded_at))
     return RunColumn(
