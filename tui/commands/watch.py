@@ -85,11 +85,11 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
 
 
 async def _watch(plan: WatchPlan) -> int:
-    from tui.app.bench.bench_runs import BenchOptions
     from tui.app.monitor.app_runner import run_app
     from tui.app.monitor.monitor_build import WatchSettings, build_app
     from tui.app.monitor.themes import DEFAULT_THEME
     from tui.app.monitor.view_model import Target
+    from tui.io.bench.bench_setup import BenchOptions
     from tui.io.gpu.gpu_telemetry import TelemetrySettings
 
     profile = plan.profile

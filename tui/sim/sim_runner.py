@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tui.sim.server import SimServer
 
 
-class Runner:
+class SimRunner:
     """One simulated server process from launch to exit."""
 
     def __init__(self, config: SimConfig, timeline: Timeline, played: int = 0) -> None:
