@@ -49,6 +49,7 @@ from tui.app.bench.run_records import BenchMeta, Scope, record_run, save_levels
 from tui.app.monitor.view_model import MonitorView
 from tui.config import BenchConfig
 from tui.data.prompts import PromptFileError
+from tui.engine.servers import registry
 from tui.engine.startup.snapshot import DecodeSummary, Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_client import clean, detect_endpoint
@@ -217,7 +218,7 @@ class BenchControl:
         endpoint = settings.endpoint
         if endpoint is None:
             engine = setup.engine if setup.engine != "auto" else snapshot.server.engine
-            known = engine in ("sglang", "vllm")
+            known = registry.find(engine) is not None
             endpoint = settings.endpoint_for(engine) if known else await detect_endpoint(url)
         workload = build_workload(settings, endpoint)
         self.meta = replace(self.meta, endpoint=endpoint, model=snapshot.server.model)
@@ -234,7 +235,7 @@ class BenchControl:
         settings = setup.options.config
         self.meta = replace(self.meta, endpoint="official", model=snapshot.server.model)
         engine = setup.engine if setup.engine != "auto" else snapshot.server.engine
-        tool = "vllm bench serve" if engine == "vllm" else "sglang.bench_serving"
+        tool = registry.or_default(engine).bench_tool.title
         self.app.post_message(
             BenchStarted(f"official {tool} · {_title(settings, 'random')}", settings.concurrency,
                          settings.num_prompts)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui.engine.logs.sanitize import sanitize_text
+from tui.engine.servers import registry
 from tui.io.transport.transport import CommandTimedOut, LinkLost, Transport
 
 NOT_INSTALLED = 127
@@ -50,14 +51,9 @@ exit 3
 
 
 def rank_titles(engine: str, tag: str) -> tuple[str, ...]:
-    """The process titles a rank tagged ``tag`` in the log may carry, most likely first."""
-    sglang = "sglang::scheduler" + "".join(f"_{part}" for part in tag.split() if part != "main")
-    vllm = f"VLLM::{tag}"
-    if engine == "sglang":
-        return (sglang,)
-    if engine == "vllm":
-        return (vllm,)
-    return (sglang, vllm)
+    """The process titles a rank tagged ``tag`` in the log may carry, most likely first: its
+    engine's (``Dialect.process_titles``), or every engine's when it is not known."""
+    return registry.process_titles(engine, tag)
 
 
 def dump_argv(
