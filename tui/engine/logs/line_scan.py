@@ -55,6 +55,8 @@ _PLAIN_TAIL = re.compile(r' - "[A-Z]+ \S+ HTTP/[\d.]+" \d{3}(?: [A-Za-z][A-Za-z 
 status and its phrase, and nothing else (no second line glued on, nothing like a bar)."""
 MAX_PREFIX = 64
 """Characters searched for ``ACCESS_MARK``: a process prefix is shorter."""
+_SHAPES, _ACCESS = FastPath.STAMPED_SHAPES, FastPath.ACCESS_LINES
+"""The fast paths, read once: an enum member costs a look-up through its class each time."""
 
 
 class LogLine(NamedTuple):
@@ -109,7 +111,7 @@ class Scanner:
             self._fast_path()(lines, now, start, None)
 
     def _fast_path(self) -> Callable[[list[str], float, int, int | None], None]:
-        return self.scan_vllm if self._path is FastPath.ACCESS_LINES else self.scan_fast
+        return self.scan_vllm if self._path is _ACCESS else self.scan_fast
 
     def raw_allowed(self) -> bool:
         """True when complete lines may come as bytes (``scan_raw``): no log view keeps them
@@ -224,7 +226,7 @@ class Scanner:
         model.requests += requests
         self._absorb(lines, start, owners, cut, now)
 
-    def fast_allowed(self, path: FastPath = FastPath.STAMPED_SHAPES) -> bool:
+    def fast_allowed(self, path: FastPath = _SHAPES) -> bool:
         """The fast ``path`` applies to a log of an engine that takes it while serving, with no
         hard failure still gathering lines (those lines go to the failure tracker one by one)."""
         model = self.model
@@ -286,7 +288,7 @@ class Scanner:
     def vllm_fast_allowed(self) -> bool:
         """``fast_allowed`` for a vLLM log, outside a traceback (its bare lines are its
         rank's)."""
-        return self.fast_allowed(FastPath.ACCESS_LINES) and not self.grammar.in_traceback
+        return self.fast_allowed(_ACCESS) and not self.grammar.in_traceback
 
     def _plain_request(self, line: str, start: int) -> RequestHit | None:
         """The request of an access line whose client address starts at ``start``, if the
