@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tui.sim.config import SCENARIOS
+    from tui.sim.config import ENGINES, SCENARIOS
 
     parser = sub.add_parser(
         "demo",
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Watch a simulated TP8 speculative server start, reached over SSH.",
     )
     parser.add_argument("--scenario", choices=SCENARIOS, default="ok", help="what happens")
-    parser.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
+    parser.add_argument("--engine", choices=ENGINES, default=ENGINES[0])
     parser.add_argument(
         "--time-scale", type=float, default=0.05, metavar="F",
         help="fraction of real start-up time the simulation takes (default 0.05)",

@@ -33,11 +33,12 @@ from pathlib import Path
 from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.servers import registry
 from tui.engine.startup.vocabulary import Verdict
 from tui.engine.timing.estimate import DEFAULT_STARTUP
 
 EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG, EXIT_ERROR = 0, 1, 2, 3, 4, 5
-ENGINES = ("auto", "sglang", "vllm")
+ENGINES = registry.choices()
 
 
 class WaitEnding(str, Enum):

@@ -11,7 +11,6 @@ from types import MappingProxyType
 from tui.config.config_model import (
     BENCH_MODES,
     ENDPOINTS,
-    ENGINES,
     HOST_KEY_POLICIES,
     LAUNCH_PLACEHOLDERS,
     LOG_PLACEHOLDERS,
@@ -27,6 +26,7 @@ from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table
 from tui.engine.logs.sanitize import printable
+from tui.engine.servers import registry
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -91,7 +91,7 @@ def _profiles(table: Table, base: Path) -> MappingProxyType[str, Profile]:
 def _profile(name: str, table: Table, base: Path) -> Profile:
     profile = Profile(
         name=name,
-        engine=table.choice("engine", ENGINES, "auto"),
+        engine=table.choice("engine", registry.choices(), registry.AUTO),
         hosts=_hosts(table),
         log=_optional_template(table, "log", LOG_PLACEHOLDERS),
         logs=_logs(table),

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tui.sim.config import VLLM_ENGINE
 from tui.sim.http_common import (
     BadRequest,
     ServerState,
@@ -76,7 +77,7 @@ def _parse(state: ServerState, data: dict[str, Any], chat: bool) -> tuple[Call, 
     options = data.get("stream_options") or {}
     if not isinstance(options, dict):
         raise BadRequest("'stream_options' must be an object")
-    vllm = state.config.engine == "vllm"
+    vllm = state.config.engine == VLLM_ENGINE
     prefix = ("chatcmpl-" if chat else "cmpl-") if vllm else ""
     call = Call(
         chat=chat,

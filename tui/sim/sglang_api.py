@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tui.sim.config import SGLANG_VERSION
+from tui.sim.config import SGLANG_ENGINE, SGLANG_VERSION
 from tui.sim.http_common import (
     BadRequest,
     ServerState,
@@ -145,7 +145,7 @@ async def models(request: Request) -> Response:
                     "id": name,
                     "object": "model",
                     "created": state.created,
-                    "owned_by": "sglang",
+                    "owned_by": SGLANG_ENGINE,
                     "root": name,
                     "parent": None,
                     "max_model_len": state.facts.context_len,

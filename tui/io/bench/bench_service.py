@@ -19,6 +19,7 @@ import httpx
 from tui.config import BenchConfig
 from tui.data.prompts import PromptFileError
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.servers import registry
 from tui.engine.startup.snapshot import DecodeSummary, Snapshot
 from tui.io.bench.bench_client import clean, detect_endpoint
 from tui.io.bench.bench_setup import BenchSetup
@@ -97,7 +98,7 @@ class _Run:
 
     def _engine(self, snapshot: Snapshot) -> str:
         engine = self.request.setup.engine
-        return engine if engine != "auto" else snapshot.server.engine
+        return engine if engine != registry.AUTO else snapshot.server.engine
 
     async def builtin(self) -> None:
         setup, snapshot = self.request.setup, self.request.snapshot()
@@ -106,7 +107,7 @@ class _Run:
         endpoint = settings.endpoint
         if endpoint is None:
             engine = self._engine(snapshot)
-            known = engine in ("sglang", "vllm")
+            known = registry.find(engine) is not None
             endpoint = settings.endpoint_for(engine) if known else await detect_endpoint(url)
         workload = build_workload(settings, endpoint)
         self.meta = replace(self.meta, endpoint=endpoint, model=snapshot.server.model)
@@ -123,7 +124,7 @@ class _Run:
         settings = setup.options.config
         self.meta = replace(self.meta, endpoint="official", model=snapshot.server.model)
         engine = self._engine(snapshot)
-        tool = "vllm bench serve" if engine == "vllm" else "sglang.bench_serving"
+        tool = registry.or_default(engine).bench_tool.title
         title = f"official {tool} · {bench_title(settings, 'random')}"
         self.listener.started(title, settings.concurrency, settings.num_prompts)
         official = OfficialSetup(

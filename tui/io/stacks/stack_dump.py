@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui.engine.logs.sanitize import sanitize_line, sanitize_text
+from tui.engine.servers import registry
 from tui.io.transport.deadline import within
 from tui.io.transport.host_session import HostSession
 from tui.io.transport.transport import CommandTimedOut, LinkLost, Transport, TransportError
@@ -53,14 +54,9 @@ exit 3
 
 
 def rank_titles(engine: str, tag: str) -> tuple[str, ...]:
-    """The process titles a rank tagged ``tag`` in the log may carry, most likely first."""
-    sglang = "sglang::scheduler" + "".join(f"_{part}" for part in tag.split() if part != "main")
-    vllm = f"VLLM::{tag}"
-    if engine == "sglang":
-        return (sglang,)
-    if engine == "vllm":
-        return (vllm,)
-    return (sglang, vllm)
+    """The process titles a rank tagged ``tag`` in the log may carry, most likely first: its
+    engine's (``Dialect.process_titles``), or every engine's when it is not known."""
+    return registry.process_titles(engine, tag)
 
 
 def dump_argv(
