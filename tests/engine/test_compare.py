@@ -6,7 +6,7 @@ from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.bench.run_compare import (
     BenchLevel,
-    Judgement,
+    Change,
     RunColumn,
     compare_rows,
     delta,
@@ -26,11 +26,11 @@ def test_deltas_follow_each_figures_direction() -> None:
     columns = [_column(1, 600.0, 100.0, 50.0), _column(2, 540.0, 125.0, 60.0)]
     rows = {row.name: row.cells for row in compare_rows(columns, baseline=0)}
     assert [c.delta for c in rows["start-up (s)"]] == ["baseline", "-10.0%"]
-    assert rows["start-up (s)"][1].judgement is Judgement.BETTER
+    assert rows["start-up (s)"][1].judgement is Change.BETTER
     assert rows["tok/s @c=1"][1].text == "125.0"
     assert rows["tok/s @c=1"][1].delta == "+25.0%"
-    assert rows["tok/s @c=1"][1].judgement is Judgement.BETTER
-    assert rows["TTFT ms @c=1"][1].judgement is Judgement.WORSE
+    assert rows["tok/s @c=1"][1].judgement is Change.BETTER
+    assert rows["TTFT ms @c=1"][1].judgement is Change.WORSE
     assert rows["accept length"][1].text == "4.00"
 
 
@@ -78,6 +78,6 @@ def test_accept_length_skips_the_lifetime_server_figure() -> None:
 
 
 def test_delta_of_equal_and_zero_bases() -> None:
-    assert delta(5.0, 5.0, True) == ("±0%", Judgement.SAME)
-    assert delta(2.0, 0.0, True) == ("+2.00", Judgement.BETTER)
-    assert delta(-1.0, 0.0, False) == ("-1.00", Judgement.BETTER)
+    assert delta(5.0, 5.0, True) == ("±0%", Change.SAME)
+    assert delta(2.0, 0.0, True) == ("+2.00", Change.BETTER)
+    assert delta(-1.0, 0.0, False) == ("-1.00", Change.BETTER)

@@ -17,7 +17,7 @@ from enum import Enum
 from tui.engine.bench.level_figures import AcceptBasis, LevelFigures
 
 
-class Judgement(int, Enum):
+class Change(int, Enum):
     """How a figure compares with the baseline's."""
 
     WORSE = -1
@@ -49,7 +49,7 @@ class Cell:
 
     text: str
     delta: str = ""
-    judgement: Judgement = Judgement.SAME
+    judgement: Change = Change.SAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,13 +149,13 @@ def metrics_for(columns: Sequence[RunColumn]) -> list[Metric]:
     return found
 
 
-def delta(value: float, base: float, higher_is_better: bool) -> tuple[str, Judgement]:
+def delta(value: float, base: float, higher_is_better: bool) -> tuple[str, Change]:
     """``+12.5%`` and whether that is better; an absolute difference when the base is zero."""
     if value == base:
-        return "±0%", Judgement.SAME
+        return "±0%", Change.SAME
     text = f"{value - base:+.2f}" if base == 0 else f"{(value - base) / abs(base) * 100:+.1f}%"
     better = (value > base) == higher_is_better
-    return text, Judgement.BETTER if better else Judgement.WORSE
+    return text, Change.BETTER if better else Change.WORSE
 
 
 def _cell(value: float | None, base: float | None, metric: Metric, is_base: bool) -> Cell:
