@@ -13,7 +13,7 @@ from tests.conftest import REPO
 SIM = [
     sys.executable, "-m", "tui.sim", "--tp", "4", "--nnodes", "{nnodes}",
     "--node-rank", "{node_rank}", "--dist-init-addr", "{dist_init_addr}",
-    "--time-scale", "0.02",
+    "--time-scale", "0.02", "--state-file", "{log_dir}/gpu-{node_rank}.json",
 ]  # fmt: skip
 """The simulated server as a node's task (the port is added per node: both nodes share this
 machine, and node 1 answers a dummy ``/health`` on a port of its own)."""
@@ -75,6 +75,16 @@ def processes_with(marker: str) -> list[tuple[int, list[str]]]:
         if state not in ("Z", "X") and marker in argv:
             found.append((int(entry.name), argv))
     return found
+
+
+def processes_of(log_dir: Path) -> list[tuple[int, list[str]]]:
+    """Live simulator processes whose state file is under ``log_dir`` (the job's tasks)."""
+    folder = str(log_dir) + "/"
+    return [
+        (pid, argv)
+        for pid, argv in processes_with("--state-file")
+        if any(part.startswith(folder) for part in argv)
+    ]
 
 
 def eventually(check: Callable[[], object], timeout: float = 30.0, every: float = 0.2) -> object:
