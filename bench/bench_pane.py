@@ -30,6 +30,8 @@ from tui.app.bench.compare_screen import compare_table
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
+from tui.engine.bench.level_fields import level_from_fields
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.bench.official_bench import parse_summary
 from tui.engine.bench.run_compare import RunColumn, compare_rows
 
@@ -49,28 +51,28 @@ SUMMARY = "\n".join(
 )  # fmt: skip
 
 
-def _fields(level: int) -> dict[str, object]:
-    return {
+def _figures(level: int) -> LevelFigures:
+    return level_from_fields({
         "max_concurrency": level, "completed": 64, "failed": 0, "output_throughput": 60.0 * level,
         "median_ttft_ms": 150.0, "accept_length": 2.5, "server_accept_length": 2.48,
         "server_accept_basis": "differenced", "log_accept_length": 2.51,
         "log_accept_samples": 40, "total_output_tokens": 16384, "client_output_tokens": 16384,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 async def progress(messages: int) -> tuple[int, float]:
     """Messages posted and CPU seconds until the last one was shown."""
     app = MonitorApp(link=FakeLink(), source=ScriptedSource([]), target=Target("bench"))
     async with app.run_test(size=(160, 48)) as pilot:
-        app.post_message(BenchStarted("bench", LEVELS, messages))
+        app.bench.post_message(BenchStarted("bench", LEVELS, messages))
         await pilot.pause()
         started = time.process_time()
         for done in range(1, messages + 1):
-            app.post_message(BenchProgressed(LEVELS[0], done, 0))
+            app.bench.post_message(BenchProgressed(LEVELS[0], done, 0))
             if done % 50 == 0:
                 await asyncio.sleep(0)
-        app.post_message(BenchLevelFinished(LEVELS[0], _fields(LEVELS[0])))
-        while app.bench.state.levels[0].fields is None:
+        app.bench.post_message(BenchLevelFinished(LEVELS[0], _figures(LEVELS[0])))
+        while app.bench.state.levels[0].figures is None:
             await pilot.pause(0.001)
         return messages, time.process_time() - started
 
@@ -85,7 +87,7 @@ def summaries(count: int) -> float:
 def comparisons(count: int) -> float:
     columns = [
         RunColumn(n, f"#{n} 03-01 10:{n:02d}", float(n), 600.0 - n,
-                  {level: _fields(level) for level in LEVELS}, "sglang model TP8")
+                  {level: _figures(level) for level in LEVELS}, "sglang model TP8")
         for n in range(8)
     ]  # fmt: skip
     started = time.process_time()

@@ -19,7 +19,7 @@ from tui.config import (
     DurationError,
     LaunchConfig,
     Profile,
-    SshTarget,
+    SshAddress,
     StallConfig,
     format_duration,
     load_config,
@@ -98,10 +98,10 @@ def test_every_field_parses() -> None:
     big = config.profile()
     assert big.engine == "vllm"
     assert big.targets == (
-        SshTarget(None, "gpu1", None),
-        SshTarget("me", "gpu2", None),
-        SshTarget("me", "10.0.0.3", 2222),
-        SshTarget(None, "::1", 22),
+        SshAddress(None, "gpu1", None),
+        SshAddress("me", "gpu2", None),
+        SshAddress("me", "10.0.0.3", 2222),
+        SshAddress(None, "::1", 22),
     )
     assert (big.log_path, big.log_dir, big.port_for()) == ("/logs/big.log", "/logs/runs", 8100)
     assert big.host_key_policy == "accept-new"
@@ -195,6 +195,17 @@ def test_errors_name_file_line_and_key(text: str, line: int, key: str, problem: 
     assert (error.file, error.line, error.key) == ("/etc/bringup/config.toml", line, key)
     assert problem in error.problem
     assert str(error) == f"/etc/bringup/config.toml:{line}: {key}: {error.problem}"
+
+
+def test_errors_quote_text_safely_and_briefly() -> None:
+    with pytest.raises(ConfigError) as long_value:
+        parse("notify = '" + "x" * 200 + "'\n")
+    quoted = long_value.value.problem.split("got ", 1)[1]
+    assert len(quoted) == 80
+    assert quoted.endswith("…")
+    with pytest.raises(ConfigError) as odd_key:
+        parse('[profiles."a\\u0007b"]\n')
+    assert odd_key.value.key == 'profiles."a\ufffdb"'
 
 
 def test_syntax_errors_carry_the_line() -> None:

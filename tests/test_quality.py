@@ -1,4 +1,5 @@
-"""Lint and type gates: ``ruff`` and ``mypy --strict`` over the package, the tests and bench/."""
+"""Lint, format and type gates: ``ruff check``, ``ruff format --check`` and ``mypy --strict``
+over the package, the tests and bench/."""
 
 from __future__ import annotations
 
@@ -21,10 +22,20 @@ def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_ruff_is_clean() -> None:
+def _skip_without_ruff() -> None:
     if shutil.which("ruff") is None and _run("ruff", "--version").returncode != 0:
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
+
+
+def test_ruff_is_clean() -> None:
+    _skip_without_ruff()
     result = _run("ruff", "check", "tui", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    _skip_without_ruff()
+    result = _run("ruff", "format", "--check", "tui", "tests", "bench")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -25,7 +25,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("sim", "run a simulated SGLang/vLLM server"),
     ("watch", "watch a server start: every rank, the verdict, health and failures"),
     ("demo", "the monitor against a simulated GPU host (no setup needed)"),
-    ("wait", "wait without a screen until a server is ready (0), failed (1), timed out (2)"),
+    ("wait", "wait headless until a server is ready (0), failed or stopped (1), timeout (2)"),
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tui.engine.bench.bench_math import (
-    Chunk,
     Distribution,
+    LevelResult,
     RequestRecord,
+    TokenChunk,
     percentile,
-    result_fields,
     summarize,
 )
+from tui.engine.bench.level_fields import level_fields
+from tui.engine.bench.level_figures import LevelFigures, figures_of
 
 TOL = 1e-9
 
@@ -23,17 +26,22 @@ TOL = 1e-9
 SPEC = RequestRecord(
     sent_at=0.0,
     ended_at=0.4,
-    chunks=(Chunk(0.1, 1), Chunk(0.2, 1), Chunk(0.35, 3), Chunk(0.4, 1)),
+    chunks=(TokenChunk(0.1, 1), TokenChunk(0.2, 1), TokenChunk(0.35, 3), TokenChunk(0.4, 1)),
     server_tokens=6,
     prompt_tokens=10,
     spec_verify_ct=3,
 )
-ONE_TOKEN = RequestRecord(1.0, 1.25, (Chunk(1.2, 1),), server_tokens=1, prompt_tokens=10)
+ONE_TOKEN = RequestRecord(1.0, 1.25, (TokenChunk(1.2, 1),), server_tokens=1, prompt_tokens=10)
 NO_TOKEN = RequestRecord(2.0, 2.05, (), server_tokens=0, prompt_tokens=10)
 FAILED = RequestRecord(0.5, 0.6, (), success=False, error="HTTP 500")
 # The server says 5 tokens, the client counted 4: a disagreement.
 MISMATCH = RequestRecord(
-    0.2, 0.8, (Chunk(0.5, 2), Chunk(0.7, 2)), server_tokens=5, prompt_tokens=12, spec_verify_ct=2
+    0.2,
+    0.8,
+    (TokenChunk(0.5, 2), TokenChunk(0.7, 2)),
+    server_tokens=5,
+    prompt_tokens=12,
+    spec_verify_ct=2,
 )
 RECORDS = (SPEC, ONE_TOKEN, NO_TOKEN, FAILED, MISMATCH)
 
@@ -111,6 +119,12 @@ def test_percentile_matches_linear_interpolation() -> None:
 def test_percentile_stays_within_the_values(values: list[float], p: float) -> None:
     found = percentile(values, p)
     assert min(values) - TOL <= found <= max(values) + TOL
+
+
+def result_fields(result: LevelResult) -> dict[str, Any]:
+    """The client's result as the flat fields it is saved in."""
+    figures: LevelFigures = figures_of(result)
+    return level_fields(figures)
 
 
 def test_result_fields_use_vllm_names_in_milliseconds() -> None:

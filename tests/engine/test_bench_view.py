@@ -6,14 +6,16 @@ import pytest
 
 from tui.engine.bench.bench_view import (
     LevelExtras,
+    accept_figures,
     accept_view,
     accepts_between,
-    extra_fields,
     sglang_accept_between,
     sglang_spec_counters,
     throughputs,
     token_view,
 )
+from tui.engine.bench.level_fields import level_fields, level_from_fields
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.servers.hits import SpecHit
 from tui.engine.startup.decode_stats import RING, DecodeTracker
 from tui.engine.startup.snapshot import DecodeSummary
@@ -65,6 +67,12 @@ def test_sglang_counters_are_summed_and_differenced() -> None:
     assert sglang_accept_between(after, after) is None
 
 
+def extra_fields(extras: LevelExtras, fields: dict[str, float]) -> dict[str, object]:
+    """The saved fields of the accept figures ``extras`` give a level read from ``fields``."""
+    figures = accept_figures(extras, level_from_fields(fields))
+    return level_fields(LevelFigures(1, accepts=figures))
+
+
 def test_server_view_prefers_differenced_counters_over_the_lifetime_average() -> None:
     lifetime = {"server_avg_spec_accept_length_after": 2.1, "accept_length": 2.5}
     extras = LevelExtras(100, (2.4, 2.6), {"tokens": 0.0, "verify": 0.0},
@@ -85,12 +93,17 @@ def test_server_view_prefers_differenced_counters_over_the_lifetime_average() ->
 
 
 def test_views_read_stored_fields_defensively() -> None:
-    view = accept_view({"accept_length": 2.5, "server_accept_length": "2.4",
-                        "log_accept_length": float("nan"), "log_accept_samples": True})  # fmt: skip
+    saved = {"accept_length": 2.5, "server_accept_length": "2.4",
+             "log_accept_length": float("nan"), "log_accept_samples": True}  # fmt: skip
+    view = accept_view(level_from_fields(saved))
     assert (view.client, view.server, view.log, view.log_samples) == (2.5, None, None, 0)
     assert view.any
-    tokens = token_view({"total_output_tokens": 512, "client_output_tokens": 510})
+    tokens = token_view(
+        level_from_fields({"total_output_tokens": 512, "client_output_tokens": 510})
+    )
     assert tokens.disagree
-    assert not token_view({"total_output_tokens": 512, "client_output_tokens": 512}).disagree
-    assert token_view({"token_mismatches": 2}).disagree
-    assert throughputs([{"output_throughput": 10.5}, {}]) == [10.5, 0.0]
+    same = level_from_fields({"total_output_tokens": 512, "client_output_tokens": 512})
+    assert not token_view(same).disagree
+    assert token_view(level_from_fields({"token_mismatches": 2})).disagree
+    levels = [level_from_fields({"output_throughput": 10.5}), level_from_fields({})]
+    assert throughputs(levels) == [10.5, 0.0]

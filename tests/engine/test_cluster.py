@@ -6,8 +6,9 @@ import pytest
 
 from tests.engine.multinode_logs import FakeClock, end_of, node_log, play
 from tui.engine.cluster.cluster_engine import AllNodesReady, ClusterEngine, NodeJoined, skew_label
+from tui.engine.judge.health import HealthState
 from tui.engine.judge.stall import RankHealth, StallPolicy, assess
-from tui.engine.judge.verdict import HealthState, decide_verdict
+from tui.engine.judge.verdict import decide_verdict
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.snapshot import RankState, Snapshot
@@ -76,7 +77,7 @@ def test_ready_only_when_every_node_is_ready() -> None:
     assert not snapshot.nodes[1].ready
     assert snapshot.outcome is Outcome.INCOMPLETE
     assert not snapshot.ready_line_seen
-    report = decide_verdict(snapshot, connected=True, health=HealthState.GENERATION_OK,
+    report = decide_verdict(snapshot, connected=True, health=HealthState.READY,
                             generation_ok=True)  # fmt: skip
     assert report.verdict is Verdict.STARTING
     engine.feed(1, dummy[1])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from tui.engine.bench.level_fields import level_from_fields
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.bench.run_compare import (
     BenchLevel,
-    Judgement,
+    Change,
     RunColumn,
     compare_rows,
     delta,
@@ -15,18 +17,20 @@ from tui.engine.bench.run_compare import (
 
 def _column(run_id: int, startup: float | None, tok_s: float, ttft: float) -> RunColumn:
     level = {"output_throughput": tok_s, "median_ttft_ms": ttft, "accept_length": 2.0 + run_id}
-    return RunColumn(run_id, f"run {run_id}", 100.0 * run_id, startup, {1: level})
+    return RunColumn(
+        run_id, f"run {run_id}", 100.0 * run_id, startup, {1: level_from_fields(level)}
+    )
 
 
 def test_deltas_follow_each_figures_direction() -> None:
     columns = [_column(1, 600.0, 100.0, 50.0), _column(2, 540.0, 125.0, 60.0)]
     rows = {row.name: row.cells for row in compare_rows(columns, baseline=0)}
     assert [c.delta for c in rows["start-up (s)"]] == ["baseline", "-10.0%"]
-    assert rows["start-up (s)"][1].judgement is Judgement.BETTER
+    assert rows["start-up (s)"][1].judgement is Change.BETTER
     assert rows["tok/s @c=1"][1].text == "125.0"
     assert rows["tok/s @c=1"][1].delta == "+25.0%"
-    assert rows["tok/s @c=1"][1].judgement is Judgement.BETTER
-    assert rows["TTFT ms @c=1"][1].judgement is Judgement.WORSE
+    assert rows["tok/s @c=1"][1].judgement is Change.BETTER
+    assert rows["TTFT ms @c=1"][1].judgement is Change.WORSE
     assert rows["accept length"][1].text == "4.00"
 
 
@@ -43,7 +47,7 @@ def test_choosing_another_baseline_moves_the_deltas() -> None:
 
 def test_levels_only_some_runs_have_show_a_dash() -> None:
     one = _column(1, 600.0, 100.0, 50.0)
-    four = RunColumn(2, "run 2", 200.0, 610.0, {4: {"output_throughput": 380.0}})
+    four = RunColumn(2, "run 2", 200.0, 610.0, {4: level_from_fields({"output_throughput": 380.0})})
     rows = {row.name: row.cells for row in compare_rows([one, four], baseline=0)}
     assert [c.text for c in rows["tok/s @c=4"]] == ["-", "380.0"]
     assert [c.text for c in rows["tok/s @c=1"]] == ["100.0", "-"]
@@ -52,23 +56,28 @@ def test_levels_only_some_runs_have_show_a_dash() -> None:
 
 def test_the_newest_level_of_each_run_wins() -> None:
     levels = [
-        BenchLevel(1, 1, 10.0, {"output_throughput": 90.0}),
-        BenchLevel(1, 1, 20.0, {"output_throughput": 95.0}),
-        BenchLevel(1, 4, 20.0, {"output_throughput": 300.0}),
-        BenchLevel(None, 1, 30.0, {"output_throughput": 1.0}),
+        BenchLevel(1, 1, 10.0, level_from_fields({"output_throughput": 90.0})),
+        BenchLevel(1, 1, 20.0, level_from_fields({"output_throughput": 95.0})),
+        BenchLevel(1, 4, 20.0, level_from_fields({"output_throughput": 300.0})),
+        BenchLevel(None, 1, 30.0, level_from_fields({"output_throughput": 1.0})),
     ]
     runs = newest_levels(levels)
-    assert runs == {1: {1: {"output_throughput": 95.0}, 4: {"output_throughput": 300.0}}}
+    assert runs == {1: {1: level_from_fields({"output_throughput": 95.0}),
+                        4: level_from_fields({"output_throughput": 300.0})}}  # fmt: skip
+
+
+def column(levels: dict[int, LevelFigures]) -> RunColumn:
+    return RunColumn(1, "", 0.0, None, levels)
 
 
 def test_accept_length_skips_the_lifetime_server_figure() -> None:
     lifetime = {"server_accept_length": 2.2, "server_accept_basis": "lifetime"}
-    assert run_accept_length(RunColumn(1, "", 0.0, None, {1: lifetime})) is None
+    assert run_accept_length(column({1: level_from_fields(lifetime)})) is None
     differenced = {"server_accept_length": 2.4, "server_accept_basis": "differenced"}
-    assert run_accept_length(RunColumn(1, "", 0.0, None, {1: differenced})) == 2.4
+    assert run_accept_length(column({1: level_from_fields(differenced)})) == 2.4
 
 
 def test_delta_of_equal_and_zero_bases() -> None:
-    assert delta(5.0, 5.0, True) == ("±0%", Judgement.SAME)
-    assert delta(2.0, 0.0, True) == ("+2.00", Judgement.BETTER)
-    assert delta(-1.0, 0.0, False) == ("-1.00", Judgement.BETTER)
+    assert delta(5.0, 5.0, True) == ("±0%", Change.SAME)
+    assert delta(2.0, 0.0, True) == ("+2.00", Change.BETTER)
+    assert delta(-1.0, 0.0, False) == ("-1.00", Change.BETTER)

@@ -220,11 +220,11 @@ def test_rank_zero_alone_in_the_draft_capture_leaves_no_one_behind() -> None:
 
 def test_the_tracker_reports_each_stalled_rank_once() -> None:
     expectations = _history(1.0, 1.02, 0.98)
-    tracker = StallTracker(DEFAULT)
+    tracker = StallTracker()
     reported: list[RankStalled] = []
     for now in range(int(GRAPH_START), int(GRAPH_START) + 400, 5):
         snapshot = snapshot_of(_collective_hang(float(now)))
-        reported.extend(tracker.update(snapshot, expectations, float(now)))
+        reported.extend(tracker.newly_stalled(assess(snapshot, expectations, float(now), DEFAULT)))
     assert sorted(event.rank or "" for event in reported) == list(TAGS)
     first = reported[0]
     assert first.stage is Stage.CUDA_GRAPH

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.engine_helpers import run_text, sglang_lines
-from tui.engine.judge.verdict import HealthState, VerdictReport, decide_verdict
+from tui.engine.judge.health import HealthState
+from tui.engine.judge.verdict import VerdictReport, decide_verdict
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 
@@ -28,7 +29,7 @@ def snap(text: str) -> Snapshot:
 
 def verdict(
     text: str,
-    health: HealthState = HealthState.OK,
+    health: HealthState = HealthState.HEALTHY,
     generation_ok: bool | None = True,
     connected: bool = True,
     stalled: tuple[str, ...] = (),
@@ -44,7 +45,7 @@ def verdict(
 
 def test_ready_needs_the_line_health_and_a_generation() -> None:
     assert verdict(READY) == VerdictReport(Verdict.READY)
-    assert verdict(READY, HealthState.GENERATION_OK, None).verdict is Verdict.READY
+    assert verdict(READY, HealthState.READY, None).verdict is Verdict.READY
     assert verdict(READY, generation_ok=None).verdict is Verdict.STARTING
     assert verdict(READY, HealthState.UNKNOWN).verdict is Verdict.STARTING
 
@@ -52,9 +53,9 @@ def test_ready_needs_the_line_health_and_a_generation() -> None:
 @pytest.mark.parametrize(
     ("health", "generation_ok", "note"),
     [
-        (HealthState.UNAVAILABLE, None, "ready line seen but /health answers 503"),
+        (HealthState.STARTING, None, "ready line seen but /health answers 503"),
         (HealthState.REFUSED, None, "ready line seen but the port refuses connections"),
-        (HealthState.OK, False, "ready line seen but the test generation failed"),
+        (HealthState.HEALTHY, False, "ready line seen but the test generation failed"),
     ],
 )
 def test_a_ready_line_contradicted_by_http_is_reported(
@@ -66,7 +67,7 @@ def test_a_ready_line_contradicted_by_http_is_reported(
 
 
 def test_failure_wins_over_a_healthy_endpoint_and_says_so() -> None:
-    report = verdict(FAILED, HealthState.OK, True)
+    report = verdict(FAILED, HealthState.HEALTHY, True)
     assert report.verdict is Verdict.FAILED
     assert report.disagreements == (
         "/health answers 200 but the log shows a failure (oom on TP1)",
@@ -75,7 +76,7 @@ def test_failure_wins_over_a_healthy_endpoint_and_says_so() -> None:
 
 
 def test_health_before_the_ready_line_is_a_disagreement() -> None:
-    report = verdict(STARTING, HealthState.OK, None)
+    report = verdict(STARTING, HealthState.HEALTHY, None)
     assert report.verdict is Verdict.STARTING
     assert report.disagreements == ("/health answers 200 but the log shows no ready line yet",)
 

@@ -9,6 +9,7 @@ import pytest
 
 from tests.io.test_bench_client import server_url  # noqa: F401 (a fixture used below)
 from tui.cli import main
+from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.startup.vocabulary import Outcome, Stage
 from tui.engine.timing.estimate import RunRecord, StageSample
 from tui.engine.timing.fingerprint import Fingerprint
@@ -92,7 +93,8 @@ def test_runs_lists_recorded_start_ups(data_dir: Path, capsys: pytest.CaptureFix
     samples = (StageSample("TP0", Stage.WEIGHT_LOADING, False, 30.0),)
     with RunStore(database_file()) as store:
         run_id = store.add_run(RunRecord(fingerprint, Outcome.READY, 95.0, samples, 1e9, "h200"))
-        store.add_bench({"max_concurrency": 4, "completed": 8}, recorded_at=1e9, run_id=run_id)
+        level = level_from_fields({"max_concurrency": 4, "completed": 8})
+        store.add_bench(level, recorded_at=1e9, run_id=run_id)
     assert main(["runs", "--profile", "h200"]) == 0
     table = capsys.readouterr().out
     assert "h200" in table

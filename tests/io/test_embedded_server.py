@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tui.io.transport.embedded_sshd import EmbeddedSshServer
-from tui.io.transport.link_events import FailureKind
+from tui.io.transport.link_events import ConnectFailureKind
 from tui.io.transport.ssh import ConnectError, SshTarget, SshTransport, connect
 
 
@@ -92,7 +92,7 @@ async def test_a_foreign_client_key_is_refused(server: EmbeddedSshServer, tmp_pa
     (tmp_path / "empty_config").write_text("")
     with pytest.raises(ConnectError) as caught:
         await connect(target)
-    assert caught.value.kind is FailureKind.AUTH
+    assert caught.value.kind is ConnectFailureKind.AUTH
 
 
 async def test_forwarding_reaches_loopback_only(transport: SshTransport) -> None:

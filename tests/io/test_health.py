@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from tests.net import free_port
+from tui.engine.judge.health import HealthState
 from tui.io.health.health_poll import (
     HealthChanged,
     HealthOptions,
     HealthPoller,
-    HealthState,
     check_health,
     generate_one_token,
 )

@@ -25,11 +25,11 @@ from tui.io.transport.host_session import (
 )
 from tui.io.transport.link_events import (
     Connected,
+    ConnectFailureKind,
     Connecting,
     ConnectionEvent,
     ConnectionFailed,
     ConnectionLost,
-    FailureKind,
     Reconnected,
 )
 from tui.io.transport.transport import LinkLost
@@ -135,7 +135,7 @@ async def test_a_changed_host_key_on_reconnection_stops_the_session(
     ssh_server.drop_connections()
     await eventually(lambda: any(isinstance(e, ConnectionFailed) for e in events))
     failed = next(e for e in events if isinstance(e, ConnectionFailed))
-    assert failed.kind is FailureKind.HOST_KEY
+    assert failed.kind is ConnectFailureKind.HOST_KEY
     with pytest.raises(SessionClosed):
         await session.run(["true"])
     await session.close()

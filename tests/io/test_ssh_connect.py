@@ -14,7 +14,7 @@ import pytest
 
 from tests.net import free_port
 from tests.sshd import TestServer, chain_config, start_server
-from tui.io.transport.link_events import FailureKind
+from tui.io.transport.link_events import ConnectFailureKind
 from tui.io.transport.ssh import ConnectError, SshTarget, SshTransport, connect, parse_host_spec
 
 
@@ -50,7 +50,7 @@ async def test_an_unknown_host_is_refused_with_its_fingerprint_and_the_command_t
     known = tmp_path / "known_hosts"
     known.write_text("")
     error = await refusal(ssh_server.target(known_hosts=known))
-    assert error.kind is FailureKind.HOST_KEY
+    assert error.kind is ConnectFailureKind.HOST_KEY
     assert fingerprint(ssh_server) in error.message
     keyscan = f"ssh-keyscan -p {ssh_server.port} 127.0.0.1 >> {shlex.quote(str(known))}"
     assert keyscan in error.hint
@@ -64,7 +64,7 @@ async def test_a_changed_key_is_refused_with_a_warning(
     known.write_text(f"[127.0.0.1]:{ssh_server.port} {other_key()}\n")
     for policy in ("strict", "accept-new"):
         error = await refusal(ssh_server.target(known_hosts=known, host_key_policy=policy))
-        assert error.kind is FailureKind.HOST_KEY
+        assert error.kind is ConnectFailureKind.HOST_KEY
         assert "CHANGED" in error.message
         assert fingerprint(ssh_server) in error.message
         assert "ssh-keygen -R" in error.hint
@@ -98,7 +98,7 @@ async def test_a_revoked_key_is_refused(ssh_server: TestServer, tmp_path: Path) 
     known = tmp_path / "known_hosts"
     known.write_text(f"{ssh_server.known_hosts_line}\n@revoked * {ssh_server.host_public_key}\n")
     error = await refusal(ssh_server.target(known_hosts=known))
-    assert error.kind is FailureKind.HOST_KEY
+    assert error.kind is ConnectFailureKind.HOST_KEY
     assert "revoked" in error.message
 
 
@@ -112,14 +112,14 @@ async def test_a_refused_key_is_told_apart_from_refused_authentication(
         ssh_server.ssh_config.read_text().replace(str(ssh_server.client_key), str(stranger))
     )
     error = await refusal(ssh_server.target(config_path=config))
-    assert error.kind is FailureKind.AUTH
+    assert error.kind is ConnectFailureKind.AUTH
 
 
 async def test_a_closed_port_is_unreachable(tmp_path: Path) -> None:
     (tmp_path / "config").write_text("")
     target = SshTarget("127.0.0.1", port=free_port(), config_path=tmp_path / "config")
     error = await refusal(target)
-    assert error.kind is FailureKind.UNREACHABLE
+    assert error.kind is ConnectFailureKind.UNREACHABLE
 
 
 async def test_proxy_jump_goes_through_a_second_server(
@@ -138,7 +138,7 @@ async def test_proxy_jump_goes_through_a_second_server(
         known = tmp_path / "only_target"
         known.write_text(ssh_server.known_hosts_line + "\n")
         error = await refusal(ssh_server.target(config_path=config, known_hosts=known))
-        assert error.kind is FailureKind.HOST_KEY
+        assert error.kind is ConnectFailureKind.HOST_KEY
         assert str(jump.port) in error.message
     finally:
         jump.stop()

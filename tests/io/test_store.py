@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 from tui.engine.timing.estimate import RunRecord, StageSample
 from tui.engine.timing.fingerprint import Fingerprint
@@ -59,10 +60,11 @@ def test_history_and_stage_durations_by_fingerprint(store: RunStore) -> None:
 def test_bench_results_per_run_and_profile(store: RunStore) -> None:
     run_id = store.add_run(record(KIMI, 1.0, 100.0))
     fields = {"max_concurrency": 4, "completed": 8, "mean_ttft_ms": 51.0, "errors": []}
-    store.add_bench(fields, recorded_at=5.0, run_id=run_id, profile="h200", url="http://x")
-    store.add_bench({"max_concurrency": 1}, recorded_at=6.0, profile="cli")
+    figures = level_from_fields(fields)
+    store.add_bench(figures, recorded_at=5.0, run_id=run_id, profile="h200", url="http://x")
+    store.add_bench(level_from_fields({"max_concurrency": 1}), recorded_at=6.0, profile="cli")
     (attached,) = store.bench_results(run_id=run_id)
-    assert (attached.concurrency, attached.url, attached.result) == (4, "http://x", fields)
+    assert (attached.concurrency, attached.url, attached.result) == (4, "http://x", figures)
     assert [b.profile for b in store.bench_results()] == ["cli", "h200"]
     assert [b.concurrency for b in store.bench_results(profile="cli")] == [1]
 
@@ -120,4 +122,4 @@ def test_hostile_rows_are_read_defensively(store: RunStore) -> None:
     (run,) = store.runs()
     assert (run.record.total_seconds, run.record.fingerprint) == (None, Fingerprint())
     assert len(run.record.samples) == 3
-    assert store.bench_results()[0].result == {}
+    assert store.bench_results()[0].result == level_from_fields({})

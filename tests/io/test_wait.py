@@ -21,7 +21,10 @@ from tests.conftest import REPO
 from tests.net import free_port
 from tests.sshd import TestServer
 from tui.commands.wait import WaitPlan, wait_plan
+from tui.commands.wait_output import describe
 from tui.commands.wait_watch import wait_for_server
+from tui.engine.startup.log_events import FailureDetected
+from tui.engine.startup.vocabulary import FailureKind
 
 SCALE = "0.002"
 
@@ -143,6 +146,11 @@ def test_the_command_follows_a_local_log_in_plain_text(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "READY" in result.stdout.splitlines()[-1]
     assert "\x1b" not in result.stdout
+
+
+def test_a_failure_line_names_the_kind_by_its_code_and_in_words() -> None:
+    failure = FailureDetected(7, "TP0", None, FailureKind.OOM, "torch.OutOfMemoryError: boom")
+    assert describe(failure) == "FAILURE oom (out of memory): torch.OutOfMemoryError: boom"
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.sim.tokens import AcceptPlan, Activity, Chunk, GenRequest, Pacing, TokenEngine, token_text
+from tui.sim.tokens import (
+    AcceptPlan,
+    Activity,
+    DecodeStep,
+    GenRequest,
+    Pacing,
+    TokenEngine,
+    token_text,
+)
 
 
 def _plan_steps(mean: float, most: int, total: int, seed: int) -> list[int]:
@@ -59,7 +67,7 @@ class Recorder(Activity):
         self.events.append(f"finished {req.rid} {count}")
 
 
-async def _collect(engine: TokenEngine, req: GenRequest) -> list[Chunk]:
+async def _collect(engine: TokenEngine, req: GenRequest) -> list[DecodeStep]:
     return [chunk async for chunk in engine.generate(req)]
 
 
@@ -110,7 +118,7 @@ async def test_stop_aborts_requests_in_flight() -> None:
     engine = TokenEngine(
         Pacing(decode_tok_s=1.0, ttft_s=0.0, accept_len=1.0, max_accept=1, max_running=4, seed=0)
     )
-    chunks: list[Chunk] = []
+    chunks: list[DecodeStep] = []
     started = asyncio.Event()
 
     async def consume() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tui.app.feed.engine_link import Line
-from tui.app.monitor.view_model import HealthReading
+from tui.engine.judge.judge import Judgement, Signals, judge
+from tui.engine.judge.stall import StallPolicy
 from tui.engine.startup.snapshot import Progress, RankState, ServerInfo, Snapshot
 from tui.engine.startup.vocabulary import Stage, Verdict
+from tui.engine.timing.estimate import Expectations
 
 
 @dataclass
@@ -28,7 +30,7 @@ class FakeLink:
     verdict_value: Verdict = Verdict.STARTING
     disagreements: tuple[str, ...] = ()
     fed: list[bytes] = field(default_factory=list)
-    health_seen: list[HealthReading] = field(default_factory=list)
+    signals_seen: list[Signals] = field(default_factory=list)
 
     def feed(self, data: bytes) -> list[Line]:
         self.fed.append(data)
@@ -41,13 +43,15 @@ class FakeLink:
     def new_run(self, reason: str) -> list[Line]:
         return []
 
-    def verdict(
-        self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
-    ) -> tuple[Verdict, tuple[str, ...]]:
-        self.health_seen.append(health)
-        if not connected:
-            return Verdict.CONNECTING, ()
-        return self.verdict_value, self.disagreements
+    def judge(
+        self, signals: Signals, expectations: Expectations, now: float, policy: StallPolicy
+    ) -> Judgement:
+        """The real judge's rank statuses, with the verdict the test set."""
+        self.signals_seen.append(signals)
+        judged = judge(self.snapshot, signals, expectations, now, policy)
+        if not signals.connected:
+            return replace(judged, verdict=Verdict.CONNECTING, disagreements=())
+        return replace(judged, verdict=self.verdict_value, disagreements=self.disagreements)
 
 
 def _rank(line: str) -> str | None:

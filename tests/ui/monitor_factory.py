@@ -11,12 +11,13 @@ from tests.ui.startup_log import oom_failure, phases
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
-from tui.app.monitor.view_model import ConnectionState, HealthKind, HealthReading, Target
+from tui.app.monitor.view_model import ConnectionState, HealthReading, Target
+from tui.engine.judge.health import HealthState
 
 STEP_SECONDS = 30.0
-STARTING = HealthReading(HealthKind.REFUSED, None, None, "/model_info", None, "refused")
-READY_HEALTH = HealthReading(HealthKind.OK, 200, 12.0, "/health", True)
-HEALTH_503 = HealthReading(HealthKind.STARTING, 503, 9.0, "/health")
+STARTING = HealthReading(HealthState.REFUSED, None, None, "/model_info", None, "refused")
+READY_HEALTH = HealthReading(HealthState.READY, 200, 12.0, "/health", True)
+HEALTH_503 = HealthReading(HealthState.STARTING, 503, 9.0, "/health")
 
 
 def make_monitor() -> tuple[MonitorApp, FakeClock]:

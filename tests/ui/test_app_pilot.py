@@ -15,13 +15,14 @@ from tests.ui.fakes import FakeClock, FakeLink, ranks, server
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor import themes
 from tui.app.monitor.monitor_app import MonitorApp
-from tui.app.monitor.monitor_messages import ChunkReceived, HealthChanged
-from tui.app.monitor.view_model import HealthKind, HealthReading, Target
+from tui.app.monitor.monitor_messages import ChunkReceived, HealthPolled
+from tui.app.monitor.view_model import HealthReading, Target
 from tui.app.screens.help_screen import HelpScreen
 from tui.app.screens.log_view import LogScreen
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
+from tui.engine.judge.health import HealthState
 from tui.engine.startup.snapshot import Failure, Snapshot
 from tui.engine.startup.vocabulary import FailureKind, Stage, Verdict
 
@@ -107,8 +108,8 @@ async def test_a_failure_is_shown_highlighted_and_copied() -> None:
 async def test_health_readings_reach_the_badge() -> None:
     app = _app(FakeLink())
     async with app.run_test(size=(100, 30)) as pilot:
-        reading = HealthReading(HealthKind.STARTING, 503, 12.0, "/health")
-        app.post_message(HealthChanged(reading))
+        reading = HealthReading(HealthState.STARTING, 503, 12.0, "/health")
+        app.post_message(HealthPolled(reading))
         await _settle(app, pilot)
         assert app.query_one(HealthBadge).reading == reading
         assert "503" in str(app.query_one(HealthBadge).render())

@@ -9,13 +9,13 @@ from textual.pilot import Pilot
 
 from tests.net import free_port
 from tests.ui.fakes import FakeLink
-from tui.app.bench.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench.bench_state import BenchPhase
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig
 from tui.engine.startup.vocabulary import Verdict
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.transport.host_session import HostSession
 
 

@@ -23,7 +23,6 @@ from tests.net import serving
 from tests.sim.conftest import Sim
 from tests.ui.fakes import FakeLink
 from tui.app.bench.bench_pane import BenchAskScreen, BenchPane
-from tui.app.bench.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench.bench_state import BenchPhase
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
@@ -32,7 +31,9 @@ from tui.app.feed.session_source import SessionSource
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig
+from tui.engine.bench.level_fields import level_fields
 from tui.engine.startup.vocabulary import Verdict
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.store.run_store import RunStore
 from tui.io.transport.host_session import HostSession
 
@@ -109,7 +110,7 @@ async def test_ready_fires_the_pane_then_b_runs_it_again(
         assert "accept: client · server · log" in table
         assert "3/0" in table
         assert str(3 * OUTPUT) in table
-        first, second = app.bench.state.results
+        first, second = (level_fields(level) for level in app.bench.state.results)
         assert first["completed"] == 3
         assert first["total_output_tokens"] == first["client_output_tokens"] == 3 * OUTPUT
         assert first["accept_length"] == pytest.approx(2.5, rel=0.05)
@@ -276,7 +277,7 @@ async def test_official_mode_runs_the_engines_tool_on_the_host(
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         assert "official sglang.bench_serving" in _text(app, "#bench-title")
-        first, second = app.bench.state.results
+        first, second = (level_fields(level) for level in app.bench.state.results)
         assert (first["completed"], first["failed"]) == (3, 1)
         assert (first["output_throughput"], second["output_throughput"]) == (100.0, 400.0)
         assert first["server_accept_basis"] == "lifetime"

@@ -12,18 +12,19 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from tests.ui.fakes import FakeLink
-from tui.app.bench.bench_runs import BenchOptions, BenchSetup
 from tui.app.bench.compare_screen import CompareScreen
-from tui.app.bench.run_records import Scope, load_columns
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
 from tui.commands import runs as runs_command
 from tui.config import BenchConfig
+from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.startup.snapshot import ServerInfo, Snapshot
 from tui.engine.startup.vocabulary import Outcome, Verdict
 from tui.engine.timing.estimate import RunRecord
 from tui.engine.timing.fingerprint import Fingerprint
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
+from tui.io.store.run_records import Scope, load_columns
 from tui.io.store.run_store import RunStore
 from tui.io.transport.host_session import HostSession, LocalConnector
 
@@ -51,8 +52,8 @@ def _populate(data_dir: Path, drafter: str = "lmsys/eagle3") -> list[int]:
             run_id = store.add_run(record)
             for concurrency, factor in ((1, 1.0), (4, 3.5)):
                 fields = _level(concurrency, tok_s * factor, 150.0 + n * 10, 2.5 + n * 0.1)
-                store.add_bench(fields, recorded_at=1000.0 + n * 100 + 50, run_id=run_id,
-                                profile="kimi", model=MODEL)  # fmt: skip
+                store.add_bench(level_from_fields(fields), recorded_at=1000.0 + n * 100 + 50,
+                                run_id=run_id, profile="kimi", model=MODEL)  # fmt: skip
             ids.append(run_id)
     return ids
 
@@ -152,10 +153,12 @@ def test_loose_and_unready_runs_are_left_out(data_dir: Path) -> None:
     with RunStore.open_default(configured=data_dir) as store:
         fp = Fingerprint("sglang", None, MODEL)
         store.add_run(RunRecord(fp, Outcome.FAILED, None, (), 2000.0, "kimi"))
-        store.add_bench(_level(1, 1.0, 1.0, 1.0), recorded_at=2100.0, model=MODEL)
+        store.add_bench(
+            level_from_fields(_level(1, 1.0, 1.0, 1.0)), recorded_at=2100.0, model=MODEL
+        )
     columns = load_columns(data_dir, Scope("profile", "kimi"))
     assert [c.run_id for c in columns] == [first, second]
-    assert columns[0].levels[4]["output_throughput"] == 350.0
+    assert columns[0].levels[4].output_throughput == 350.0
 
 
 def test_bringup_runs_shows_the_app_s_records(

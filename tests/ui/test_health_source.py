@@ -13,8 +13,9 @@ from starlette.routing import Route
 
 from tests.net import free_port, serving
 from tui.app.feed.health_source import HealthSource
-from tui.app.monitor.monitor_messages import HealthChanged
-from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.app.monitor.monitor_messages import HealthPolled
+from tui.app.monitor.view_model import HealthReading
+from tui.engine.judge.health import HealthState
 from tui.io.transport.host_session import HostSession
 
 
@@ -44,7 +45,7 @@ class FakeServer:
 
 
 async def _wait_for(
-    posted: list[HealthChanged], wanted: Callable[[HealthReading], bool]
+    posted: list[HealthPolled], wanted: Callable[[HealthReading], bool]
 ) -> HealthReading:
     for _ in range(500):
         if posted and wanted(posted[-1].reading):
@@ -56,21 +57,21 @@ async def _wait_for(
 async def test_refused_then_starting_then_ready_with_one_generation(session: HostSession) -> None:
     port = free_port()
     fake = FakeServer()
-    posted: list[HealthChanged] = []
+    posted: list[HealthPolled] = []
 
     def post(message: object) -> None:
-        assert isinstance(message, HealthChanged)
+        assert isinstance(message, HealthPolled)
         posted.append(message)
 
     poll = asyncio.create_task(HealthSource(session, port, "sglang", interval=0.02).run(post))
     try:
-        await _wait_for(posted, lambda r: r.kind is HealthKind.REFUSED)
+        await _wait_for(posted, lambda r: r.state is HealthState.REFUSED)
         async with serving(fake.app(), port):
-            starting = await _wait_for(posted, lambda r: r.kind is HealthKind.STARTING)
+            starting = await _wait_for(posted, lambda r: r.state is HealthState.STARTING)
             assert (starting.status, starting.generation_ok) == (503, None)
             fake.health = 200
             ready = await _wait_for(posted, lambda r: r.generation_ok is True)
-            assert (ready.kind, ready.status) == (HealthKind.OK, 200)
+            assert (ready.state, ready.status) == (HealthState.READY, 200)
             assert ready.latency_ms is not None
             await asyncio.sleep(0.1)
             assert fake.generations == 1

@@ -10,13 +10,13 @@ from textual.pilot import Pilot
 
 from tests.ui.fakes import FakeClock
 from tests.ui.startup_log import phases, up_to
-from tui.app.bench.bench_runs import BenchOptions
-from tui.app.bench.run_records import record_run
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.monitor.monitor_build import WatchSettings, build_app
 from tui.app.monitor.view_model import Target
 from tui.app.widgets.header import timer_line
 from tui.app.widgets.rank_panel import RankPanel
+from tui.io.bench.bench_setup import BenchOptions
+from tui.io.store.run_records import record_run
 from tui.io.transport.host_session import HostSession, LocalConnector
 
 

@@ -46,7 +46,7 @@ def make_app(opener: LauncherOpener | None, read_only: bool = False) -> MonitorA
         launcher=opener,
         read_only=read_only,
     )
-    app.launch_control.poll_seconds = 0.3
+    app.launch_actions.poll_seconds = 0.3
     return app
 
 
@@ -82,7 +82,7 @@ async def test_launch_then_kill_asks_first_and_no_changes_nothing(
     seen: list[Message] = []
     app = make_app(opener_for(tmp_path))
     async with app.run_test(size=(120, 30), message_hook=seen.append) as pilot:
-        await until(pilot, lambda: app.launch_control.statuses != ())
+        await until(pilot, lambda: app.launch_actions.statuses != ())
         assert app.check_action("kill", ()) is None
         assert app.check_action("launch", ()) is True
         assert not app.active_bindings["K"].enabled
@@ -90,7 +90,7 @@ async def test_launch_then_kill_asks_first_and_no_changes_nothing(
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
         await pilot.press("L")
-        await until(pilot, lambda: app.launch_control.running and not app.launch_control.busy)
+        await until(pilot, lambda: app.launch_actions.running and not app.launch_actions.busy)
         pgid = current_group(tmp_path)
         assert app.check_action("launch", ()) is None
         assert app.check_action("kill", ()) is True
@@ -125,24 +125,24 @@ async def test_a_refused_launch_asks_before_forcing(tmp_path: Path, groups: None
         taken.listen()
         app = make_app(opener_for(tmp_path, port=taken.getsockname()[1]))
         async with app.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: app.launch_control.statuses != ())
+            await until(pilot, lambda: app.launch_actions.statuses != ())
             await pilot.press("L")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             screen = app.screen
             assert isinstance(screen, ConfirmScreen)
             assert f"pid {os.getpid()}" in screen.detail
             await pilot.press("n")
-            await until(pilot, lambda: not app.launch_control.busy)
+            await until(pilot, lambda: not app.launch_actions.busy)
             assert not (tmp_path / "t-latest.log").exists()
 
 
 async def test_a_crash_is_noticed_with_its_exit_status(tmp_path: Path, groups: None) -> None:
     app = make_app(opener_for(tmp_path, ("sh", "-c", "sleep 0.5; exit 3")))
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
-        await until(pilot, lambda: app.launch_control.statuses != ())
+        await until(pilot, lambda: app.launch_actions.statuses != ())
         await pilot.press("L")
         await until(
-            pilot, lambda: any(s.state is RunState.ENDED for s in app.launch_control.statuses)
+            pilot, lambda: any(s.state is RunState.ENDED for s in app.launch_actions.statuses)
         )
         await until(pilot, lambda: any("exited 3" in str(n.message) for n in app._notifications))
         failed = next(n for n in app._notifications if "exited 3" in str(n.message))

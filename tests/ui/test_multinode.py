@@ -24,20 +24,21 @@ from tui.app.monitor.cluster_build import build_cluster_app
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_build import WatchSettings
 from tui.app.monitor.monitor_messages import ChunkReceived, ConnectionChanged
-from tui.app.monitor.view_model import ConnectionState, HealthKind, HealthReading, Target
+from tui.app.monitor.view_model import ConnectionState, HealthReading, Target
 from tui.app.widgets.node_rows import node_title
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankPanel
 from tui.commands.watch import watch_plan
 from tui.commands.watch_cluster import cluster_nodes
 from tui.config import load_config
+from tui.engine.judge.health import HealthState
 from tui.engine.startup.vocabulary import Outcome, Verdict
 from tui.io.transport.host_session import HostSession, LocalConnector
 
 Compare = Callable[..., bool]
 SIZES = [(160, 48), (240, 70)]
 BASE = 1000.0
-READY = HealthReading(HealthKind.OK, 200, 12.0, "/health", True)
+READY = HealthReading(HealthState.READY, 200, 12.0, "/health", True)
 Logs = list[list[tuple[float, bytes]]]
 
 

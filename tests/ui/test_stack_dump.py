@@ -34,7 +34,7 @@ from tui.app.monitor.view_model import Target
 from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main_screen import MainScreen
 from tui.engine.judge.stall import RankHealth, RankStatus
-from tui.engine.launch.launch_record import HowEnded, RunRecord, RunState, RunStatus
+from tui.engine.launch.launch_record import HowEnded, LaunchRecord, RunState, RunStatus
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Stage, Verdict
 from tui.io.launch.launch_node import Node, Runner
@@ -91,7 +91,7 @@ def launching_app(session: HostSession, log_dir: Path, runner: Runner | None = N
         launcher=opener_for(launcher),
         hosts=(session,),
     )
-    app.launch_control.poll_seconds = 0.3
+    app.launch_actions.poll_seconds = 0.3
     return app
 
 
@@ -114,9 +114,9 @@ def rank_tags(app: MonitorApp) -> list[str]:
 
 async def launch_and_focus(pilot: Pilot[int], app: MonitorApp, tag: str) -> None:
     """Launch the simulator with ``L``, wait for its ranks, then focus ``tag`` by its digit."""
-    await until(pilot, lambda: app.launch_control.statuses != (), "the first status poll")
+    await until(pilot, lambda: app.launch_actions.statuses != (), "the first status poll")
     await pilot.press("L")
-    await until(pilot, lambda: app.launch_control.running, "the launched run is running")
+    await until(pilot, lambda: app.launch_actions.running, "the launched run is running")
     await until(pilot, lambda: {"TP0", "TP1"} <= set(rank_tags(app)), "both ranks in the grid")
     await pilot.press(str(rank_tags(app).index(tag) + 1))
 
@@ -156,7 +156,7 @@ async def test_d_dumps_over_ssh(
     transport = SshTransport(await connect(ssh_server.target()))
     try:
         app = launching_app(session, tmp_path, transport)
-        app.stacks.py_spy = str(PY_SPY_DIR / "py-spy")
+        app.stack_actions.py_spy = str(PY_SPY_DIR / "py-spy")
         async with app.run_test(size=(140, 40), notifications=True) as pilot:
             await launch_and_focus(pilot, app, "TP0")
             await pilot.press("d")
@@ -233,7 +233,7 @@ async def test_the_stalled_rank_is_dumped_when_none_is_focused() -> None:
 
 
 def test_only_a_running_launched_run_has_a_process_group() -> None:
-    record = RunRecord("t", "t-1", "gpu1", 0, 1, ("serve",), "/logs/t.log", "now", pgid=4242)
+    record = LaunchRecord("t", "t-1", "gpu1", 0, 1, ("serve",), "/logs/t.log", "now", pgid=4242)
     running = RunStatus("gpu1", RunState.RUNNING, "t-1", record)
     assert process_group([running], 0) == (4242, "")
     assert process_group([running], 1)[0] is None

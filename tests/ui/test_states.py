@@ -10,11 +10,12 @@ from tests.ui.monitor_factory import HEALTH_503, READY_HEALTH, feed_until, make_
 from tests.ui.startup_log import FAILURES
 from tui.app.monitor.alerts import terminal_title
 from tui.app.monitor.monitor_app import MonitorApp
-from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.app.monitor.view_model import HealthReading
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.header import StatusHeader
 from tui.app.widgets.health_badge import VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
+from tui.engine.judge.health import HealthState
 from tui.engine.startup.vocabulary import FailureKind, Verdict
 
 
@@ -61,7 +62,7 @@ async def test_ready_needs_the_line_health_and_a_generation() -> None:
         feed_until(app, clock, 8, "ready")
         await _flush(app, pilot)
         assert _verdict(app) is Verdict.STARTING
-        app.state.set_health(HealthReading(HealthKind.OK, 200, 5.0, "/health", None))
+        app.state.set_health(HealthReading(HealthState.HEALTHY, 200, 5.0, "/health", None))
         await _flush(app, pilot)
         assert _verdict(app) is Verdict.STARTING
         app.state.set_health(READY_HEALTH)

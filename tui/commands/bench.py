@@ -16,16 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tui.commands.bench_table import render_table
+from tui.commands.bench_table import BenchMeta, render_table
 from tui.config import BenchConfig, ConfigError, Profile, load_config
 from tui.data.prompts import PromptFileError, workload_prompts
-from tui.io.bench.bench_client import (
-    BenchClient,
-    LevelReport,
-    Workload,
-    detect_endpoint,
-    level_fields,
-)
+from tui.engine.bench.level_fields import level_fields
+from tui.engine.bench.level_figures import LevelFigures
+from tui.io.bench.bench_client import BenchClient, Workload, detect_endpoint, level_figures
 from tui.io.store.run_store import RunStore, StoreError
 
 
@@ -100,7 +96,7 @@ def _url(args: argparse.Namespace, profile: Profile | None) -> str:
 
 async def _measure(
     url: str, settings: BenchConfig, engine: str, model: str | None
-) -> tuple[Workload, str, list[LevelReport]]:
+) -> tuple[Workload, str, list[LevelFigures]]:
     endpoint = settings.endpoint
     if endpoint is None:
         endpoint = settings.endpoint_for(engine) if engine != "auto" else await detect_endpoint(url)
@@ -118,7 +114,7 @@ async def _measure(
     )
     async with BenchClient(url, workload) as client:
         levels = await client.run()
-        return workload, client.model, levels
+        return workload, client.model, [level_figures(level) for level in levels]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,52 +132,51 @@ def run(args: argparse.Namespace) -> int:
     except PromptFileError as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
         return 2
-    report = _report(url, workload, model, settings, levels, started)
+    meta = _meta(url, workload, model, settings, started)
     if not args.no_save:
-        _save(report, profile.name if profile else None)
-    print(json.dumps(report, indent=2) if args.json else render_table(report))
-    return 0 if all(level.result.completed for level in levels) else 1
+        _save(levels, meta, profile.name if profile else None)
+    print(json.dumps(_report(meta, levels), indent=2) if args.json else render_table(meta, levels))
+    return 0 if all(level.completed for level in levels) else 1
 
 
-def _report(
-    url: str,
-    workload: Workload,
-    model: str,
-    settings: BenchConfig,
-    levels: list[LevelReport],
-    started: float,
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "url": url,
-        "endpoint": workload.endpoint,
-        "model_id": model,
-        "num_prompts": settings.num_prompts,
-        "input_len": settings.input_len,
-        "output_len": settings.output_len,
-        "warmup_requests": settings.warmup_requests,
-        "ignore_eos": settings.ignore_eos,
-        "seed": settings.seed,
-        "date": time.strftime("%Y%m%d-%H%M%S", time.localtime(started)),
-        "started_at": started,
-    }
+def _meta(
+    url: str, workload: Workload, model: str, settings: BenchConfig, started: float
+) -> BenchMeta:
+    return BenchMeta(
+        url=url,
+        endpoint=workload.endpoint,
+        model_id=model,
+        num_prompts=settings.num_prompts,
+        input_len=settings.input_len,
+        output_len=settings.output_len,
+        warmup_requests=settings.warmup_requests,
+        ignore_eos=settings.ignore_eos,
+        seed=settings.seed,
+        date=time.strftime("%Y%m%d-%H%M%S", time.localtime(started)),
+        started_at=started,
+    )
+
+
+def _report(meta: BenchMeta, levels: list[LevelFigures]) -> dict[str, Any]:
+    """What ``--json`` prints: the run's settings, then the one level or every level."""
+    head = dataclasses.asdict(meta)
     results = [level_fields(level) for level in levels]
     if len(results) == 1:
-        return meta | results[0]
-    return meta | {"results": results}
+        return head | results[0]
+    return head | {"results": results}
 
 
-def _save(report: dict[str, Any], profile: str | None) -> None:
-    results = report.get("results", [report])
+def _save(levels: list[LevelFigures], meta: BenchMeta, profile: str | None) -> None:
     try:
         with RunStore.open_default() as store:
-            for fields in results:
+            for figures in levels:
                 store.add_bench(
-                    fields,
-                    recorded_at=report["started_at"],
+                    figures,
+                    recorded_at=meta.started_at,
                     profile=profile,
-                    url=report["url"],
-                    endpoint=report["endpoint"],
-                    model=report["model_id"],
+                    url=meta.url,
+                    endpoint=meta.endpoint,
+                    model=meta.model_id,
                 )
     except StoreError as exc:
         print(f"bringup bench: results not saved: {exc}", file=sys.stderr)

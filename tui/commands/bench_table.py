@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-Row = tuple[str, Callable[[dict[str, Any]], str]]
+from tui.engine.bench.level_figures import LevelFigures, Stats
+
+Row = tuple[str, Callable[[LevelFigures], str]]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchMeta:
+    """The settings of one ``bringup bench`` run, printed above its levels (and in ``--json``)."""
+
+    url: str
+    endpoint: str
+    model_id: str
+    num_prompts: int
+    input_len: int
+    output_len: int
+    warmup_requests: int
+    ignore_eos: bool
+    seed: int
+    date: str
+    started_at: float
 
 
 def number_text(value: object, digits: int = 1) -> str:
@@ -14,54 +33,60 @@ def number_text(value: object, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
-def _triple(name: str) -> Callable[[dict[str, Any]], str]:
-    def cell(fields: dict[str, Any]) -> str:
-        stats = ("mean", "median", "p99")
-        return " / ".join(number_text(fields.get(f"{stat}_{name}_ms")) for stat in stats)
+def _triple(stats: Callable[[LevelFigures], Stats]) -> Callable[[LevelFigures], str]:
+    def cell(figures: LevelFigures) -> str:
+        found = stats(figures)
+        return " / ".join(number_text(value) for value in (found.mean, found.median, found.p99))
 
     return cell
 
 
-def _server_accept(fields: dict[str, Any]) -> str:
-    vllm = fields.get("spec_decode_acceptance_length")
+def _server(figures: LevelFigures) -> tuple[float | None, float | None]:
+    spec = figures.server
+    return (None, None) if spec is None else (spec.acceptance_length, spec.avg_accept_after)
+
+
+def _server_accept(figures: LevelFigures) -> str:
+    vllm, after = _server(figures)
     if vllm is not None:
         return number_text(vllm, 2)
-    after = fields.get("server_avg_spec_accept_length_after")
     return f"{number_text(after, 2)} (lifetime)" if after is not None else "-"
 
 
+def _round_trip(figures: LevelFigures) -> str:
+    return number_text(None if figures.server is None else figures.server.median_round_trip_ms, 1)
+
+
 ROWS: tuple[Row, ...] = (
-    ("completed / failed", lambda f: f"{f.get('completed', 0)} / {f.get('failed', 0)}"),
-    ("duration (s)", lambda f: number_text(f.get("duration"), 2)),
-    ("request throughput (req/s)", lambda f: number_text(f.get("request_throughput"), 2)),
-    ("output throughput (tok/s)", lambda f: number_text(f.get("output_throughput"), 1)),
-    ("TTFT mean / median / p99 (ms)", _triple("ttft")),
-    ("no-op round trip median (ms)", lambda f: number_text(f.get("median_round_trip_ms"), 1)),
-    ("TPOT mean / median / p99 (ms)", _triple("tpot")),
-    ("ITL mean / median / p99 (ms)", _triple("itl")),
-    ("E2E mean / median / p99 (ms)", _triple("e2el")),
-    ("decode speed median (tok/s)", lambda f: number_text(f.get("median_decode_tok_s"), 1)),
-    ("accept length (client)", lambda f: number_text(f.get("accept_length"), 2)),
+    ("completed / failed", lambda f: f"{f.completed or 0} / {f.failed or 0}"),
+    ("duration (s)", lambda f: number_text(f.duration, 2)),
+    ("request throughput (req/s)", lambda f: number_text(f.request_throughput, 2)),
+    ("output throughput (tok/s)", lambda f: number_text(f.output_throughput, 1)),
+    ("TTFT mean / median / p99 (ms)", _triple(lambda f: f.ttft_ms)),
+    ("no-op round trip median (ms)", _round_trip),
+    ("TPOT mean / median / p99 (ms)", _triple(lambda f: f.tpot_ms)),
+    ("ITL mean / median / p99 (ms)", _triple(lambda f: f.itl_ms)),
+    ("E2E mean / median / p99 (ms)", _triple(lambda f: f.e2el_ms)),
+    ("decode speed median (tok/s)", lambda f: number_text(f.decode_tok_s.median, 1)),
+    ("accept length (client)", lambda f: number_text(f.accept_length, 2)),
     ("accept length (server)", _server_accept),
-    ("token count mismatches", lambda f: str(f.get("token_mismatches", 0))),
+    ("token count mismatches", lambda f: str(f.token_mismatches or 0)),
 )
 
 
-def render_table(report: dict[str, Any]) -> str:
-    """The report as aligned text; errors of failed requests are listed below the table."""
-    levels: list[dict[str, Any]] = report.get("results", [report])
+def render_table(meta: BenchMeta, levels: Sequence[LevelFigures]) -> str:
+    """The levels as aligned text; errors of failed requests are listed below the table."""
     header = (
-        f"{report['url']}  endpoint={report['endpoint']}  model={report['model_id']}  "
-        f"{report['num_prompts']} prompts, ~{report['input_len']} in / "
-        f"{report['output_len']} out tokens"
+        f"{meta.url}  endpoint={meta.endpoint}  model={meta.model_id}  "
+        f"{meta.num_prompts} prompts, ~{meta.input_len} in / {meta.output_len} out tokens"
     )
-    columns = [f"c={level.get('max_concurrency')}" for level in levels]
+    columns = [f"c={level.concurrency}" for level in levels]
     cells = [[fill(level) for level in levels] for _name, fill in ROWS]
     width = max(len(name) for name, _ in ROWS)
     col = max(len(text) for text in [*columns, *(c for row in cells for c in row)])
     lines = [header, " " * width + "".join(f"  {c:>{col}}" for c in columns)]
     for (name, _fill), row in zip(ROWS, cells, strict=True):
         lines.append(f"{name:<{width}}" + "".join(f"  {c:>{col}}" for c in row))
-    errors = sorted({error for level in levels for error in level.get("errors", [])})
+    errors = sorted({error for level in levels for error in level.errors})
     lines.extend(f"error: {error}" for error in errors)
     return "\n".join(lines)

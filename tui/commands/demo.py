@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tui.app.monitor.app_runner import ExitGuard
-    from tui.app.monitor.demo_host import DemoHost, DemoOptions
+    from tui.io.demo.demo_host import DemoHost, DemoOptions
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tui.sim.config import SCENARIOS
+    from tui.sim.config import ENGINES, SCENARIOS
 
     parser = sub.add_parser(
         "demo",
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Watch a simulated TP8 speculative server start, reached over SSH.",
     )
     parser.add_argument("--scenario", choices=SCENARIOS, default="ok", help="what happens")
-    parser.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
+    parser.add_argument("--engine", choices=ENGINES, default=ENGINES[0])
     parser.add_argument(
         "--time-scale", type=float, default=0.05, metavar="F",
         help="fraction of real start-up time the simulation takes (default 0.05)",
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.app.monitor.demo_host import DemoOptions
+    from tui.io.demo.demo_host import DemoOptions
 
     options = DemoOptions(args.engine, args.scenario, args.time_scale)
     try:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _demo(options: DemoOptions, theme: str | None) -> int:
     from tui.app.monitor.app_runner import exit_guard
-    from tui.app.monitor.demo_host import DemoHost
+    from tui.io.demo.demo_host import DemoHost
 
     # From the first moment: closing the terminal while the demo still starts must also stop
     # what was started, so the signals are routed before anything is launched.
@@ -61,11 +61,11 @@ async def _demo(options: DemoOptions, theme: str | None) -> int:
 async def _watch_demo(
     demo: DemoHost, options: DemoOptions, theme: str | None, guard: ExitGuard
 ) -> int:
-    from tui.app.bench.bench_runs import DEMO_BENCH
     from tui.app.monitor.app_runner import run_app
     from tui.app.monitor.monitor_build import WatchSettings, build_app
     from tui.app.monitor.themes import DEFAULT_THEME
     from tui.app.monitor.view_model import Target
+    from tui.io.bench.bench_setup import DEMO_BENCH
 
     if demo.session is None:
         return 1

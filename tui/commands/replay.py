@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from tui.engine.logs.replay_report import replay_chunks, report_json, report_text
+from tui.engine.servers import registry
 from tui.engine.startup.snapshot import Snapshot
 
 CHUNK = 262144
@@ -38,8 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("log", metavar="LOG", help="the server log, or - for standard input")
     parser.add_argument(
         "--engine",
-        choices=("auto", "sglang", "vllm"),
-        default="auto",
+        choices=registry.choices(),
+        default=registry.AUTO,
         help="the engine that wrote the log (default: detect it from the first lines)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")

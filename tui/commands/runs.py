@@ -14,11 +14,14 @@ import io
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tui.commands.bench_table import number_text
 from tui.config import ConfigError, load_config
+from tui.engine.bench.level_fields import level_fields
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.logs.sanitize import sanitize_line
 from tui.io.store.run_store import RunStore, StoredBench, StoredRun, StoreError
 
@@ -37,10 +40,11 @@ BENCH_METRICS = (
 )  # fmt: skip
 
 
-# Benchmark table columns: result field, decimals, width.
-_METRICS = (
-    ("request_throughput", 2, 7), ("output_throughput", 1, 8), ("median_ttft_ms", 1, 8),
-    ("median_tpot_ms", 2, 8), ("accept_length", 2, 6),
+# Benchmark table columns: figure, decimals, width.
+_METRICS: tuple[tuple[Callable[[LevelFigures], float | None], int, int], ...] = (
+    (lambda f: f.request_throughput, 2, 7), (lambda f: f.output_throughput, 1, 8),
+    (lambda f: f.ttft_ms.median, 1, 8), (lambda f: f.tpot_ms.median, 2, 8),
+    (lambda f: f.accept_length, 2, 6),
 )  # fmt: skip
 
 
@@ -94,7 +98,13 @@ def run_row(run: StoredRun) -> dict[str, Any]:
 
 def bench_row(bench: StoredBench) -> dict[str, Any]:
     row = {column: getattr(bench, column) for column in BENCH_COLUMNS}
-    return row | {metric: bench.result.get(metric) for metric in BENCH_METRICS}
+    fields = level_fields(bench.result)
+    return row | {metric: fields.get(metric) for metric in BENCH_METRICS}
+
+
+def _exported(bench: StoredBench) -> dict[str, Any]:
+    """A stored level as exported: its saved fields, then its row."""
+    return level_fields(bench.result) | bench_row(bench)
 
 
 def export(runs: list[StoredRun], benches: list[StoredBench]) -> dict[str, Any]:
@@ -102,13 +112,13 @@ def export(runs: list[StoredRun], benches: list[StoredBench]) -> dict[str, Any]:
     by_run: dict[int, list[dict[str, Any]]] = {}
     for bench in benches:
         if bench.run_id is not None:
-            by_run.setdefault(bench.run_id, []).append(bench.result | bench_row(bench))
+            by_run.setdefault(bench.run_id, []).append(_exported(bench))
     listed = {run.id for run in runs}
     exported = []
     for run in runs:
         stages = [dataclasses.asdict(sample) for sample in run.record.samples]
         exported.append(run_row(run) | {"stages": stages, "benchmarks": by_run.get(run.id, [])})
-    loose = [b.result | bench_row(b) for b in benches if b.run_id not in listed]
+    loose = [_exported(b) for b in benches if b.run_id not in listed]
     return {"runs": exported, "benchmarks": loose}
 
 
@@ -159,7 +169,7 @@ def bench_table(benches: list[StoredBench]) -> str:
     lines = [f"{'id':>5}  {'when':<16}  {'c':>4}  {'req/s':>7}  {'tok/s':>8}  "
              f"{'TTFT ms':>8}  {'TPOT ms':>8}  {'accept':>6}  model"]  # fmt: skip
     for b in benches:
-        figures = "  ".join(f"{number_text(b.result.get(k), d):>{w}}" for k, d, w in _METRICS)
+        figures = "  ".join(f"{number_text(read(b.result), d):>{w}}" for read, d, w in _METRICS)
         lines.append(
             f"{b.id:>5}  {_when(b.recorded_at):<16}  {b.concurrency:>4}  {figures}  "
             f"{sanitize_line(b.model or '-')}"

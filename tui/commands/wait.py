@@ -5,12 +5,16 @@ it to the log engine, and when a port is known polls ``/health`` and one real ge
 through the same connection. Exit status:
 
 - 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token);
-- 1: the start failed (a failure in the log, or the server stopped before it was ready), or
-  with ``--fail-on-stall`` a rank was judged STALLED (see docs/history.md);
+- 1: the start failed (FAILED: a failure in the log), the server stopped (STOPPED: it shut
+  down, before or after its ready line), or with ``--fail-on-stall`` a rank was judged STALLED
+  (see docs/history.md);
 - 2: the time given by ``--timeout`` ran out (also for command-line usage errors);
 - 3: the host could not be reached, or refused the host key or the authentication;
 - 4: the configuration is invalid;
 - 5: an unexpected error stopped the wait (its traceback is printed on standard error).
+
+The verdict is the judge's (``tui.engine.judge``), the same the app shows for the same log;
+the wait only adds its own endings (TIMEOUT, UNREACHABLE, ERROR) and maps each to its status.
 
 ``--json`` prints one JSON object per event, ``--plain`` (the default) one line per change.
 Several ``--host``/``--log`` pairs, or a profile with several hosts, follow a multi-node server
@@ -23,24 +27,72 @@ import argparse
 import asyncio
 import sys
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.servers import registry
+from tui.engine.startup.vocabulary import Verdict
 from tui.engine.timing.estimate import DEFAULT_STARTUP
 
 EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG, EXIT_ERROR = 0, 1, 2, 3, 4, 5
-ENGINES = ("auto", "sglang", "vllm")
+ENGINES = registry.choices()
+
+
+class WaitEnding(str, Enum):
+    """How a wait ended when the judge gave no verdict to end on."""
+
+    TIMEOUT = "TIMEOUT"
+    UNREACHABLE = "UNREACHABLE"
+    ERROR = "ERROR"
+    PENDING = "PENDING"
+    """A Slurm job still queued when the time ran out."""
+    JOB_FAILED = "JOB_FAILED"
+    JOB_CANCELLED = "JOB_CANCELLED"
+    JOB_TIMEOUT = "JOB_TIMEOUT"
+    JOB_NODE_FAIL = "JOB_NODE_FAIL"
+    JOB_OUT_OF_MEMORY = "JOB_OUT_OF_MEMORY"
+    JOB_PREEMPTED = "JOB_PREEMPTED"
+    JOB_COMPLETED = "JOB_COMPLETED"
+    JOB_ENDED = "JOB_ENDED"
+    """A Slurm job that ended in another state (BOOT_FAIL, DEADLINE, ...); the detail names it."""
+
+
+Ending = Verdict | WaitEnding
+"""What a wait reports last: the judge's verdict, or one of the wait's own endings."""
+
+EXIT_CODES: dict[Ending, int] = {
+    Verdict.READY: EXIT_READY,
+    Verdict.FAILED: EXIT_FAILED,
+    Verdict.STOPPED: EXIT_FAILED,
+    Verdict.STALLED: EXIT_FAILED,
+    WaitEnding.TIMEOUT: EXIT_TIMEOUT,
+    WaitEnding.UNREACHABLE: EXIT_UNREACHABLE,
+    WaitEnding.ERROR: EXIT_ERROR,
+    WaitEnding.PENDING: EXIT_TIMEOUT,
+    **{ending: EXIT_FAILED for ending in WaitEnding if ending.name.startswith("JOB_")},
+}
+
+
+def exit_code(ending: Ending) -> int:
+    """The exit status of a wait that ended this way (a verdict the wait does not end on, such
+    as STARTING, never gets here)."""
+    return EXIT_CODES.get(ending, EXIT_ERROR)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "wait",
-        help="wait without a screen until a server is ready (exit 0), failed (1), timed out (2)",
+        help=(
+            "wait without a screen until a server is ready (exit 0), failed or stopped (1), "
+            "timed out (2)"
+        ),
         description=(
-            "Follow a server's log (and its health port) until it is ready or failed. "
-            "Exit 0 ready, 1 failed, 2 timeout, 3 host unreachable or refused, 4 bad config, "
+            "Follow a server's log (and its health port) until it is ready, failed or stopped. "
+            "Exit 0 ready, 1 failed, stopped (shut down, even after its ready line) or, with "
+            "--fail-on-stall, stalled, 2 timeout, 3 host unreachable or refused, 4 bad config, "
             "5 an unexpected error (traceback on standard error)."
         ),
     )

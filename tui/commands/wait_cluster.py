@@ -3,7 +3,7 @@
 Every node's log is followed at the same time, over one connection per host (nodes that share a
 host share its connection), into one ``ClusterEngine``. Health and the test generation go to
 node 0 only: the other nodes answer a dummy ``/health``. The exit statuses are those of a
-single-host wait; READY needs every node ready.
+single-host wait, and so is the judge: READY needs every node ready.
 """
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from tui.commands.wait import EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, WaitPlan
-from tui.commands.wait_watch import Report, Watcher, guarded, session_for, until_decided
+from tui.commands.wait import WaitEnding, WaitPlan, exit_code
+from tui.commands.wait_watch import (
+    Decision,
+    Report,
+    Watcher,
+    guarded,
+    session_for,
+    until_decided,
+)
 from tui.engine.cluster.cluster_engine import (
     AllNodesReady,
     ClusterEngine,
@@ -55,18 +62,9 @@ class ClusterWatcher(Watcher):
         self.snapshot = update.snapshot
         self.judge()
 
-    async def watch_stalls(self) -> None:
-        """As for one host, with each stalled rank's node named."""
-        while True:
-            await asyncio.sleep(0.5)
-            expected = self.history.expectations(self.snapshot)
-            for stalled in self.stalls.update(self.snapshot, expected, time.monotonic()):
-                rank = self.snapshot.rank(stalled.rank or "")
-                node = rank.node if rank is not None else None
-                self.report.emit(stalled, node)
-                if self.plan.fail_on_stall:
-                    where = f"node {node} " if node is not None else ""
-                    self.decide("STALLED", EXIT_FAILED, f"{where}{stalled.rank}: {stalled.reason}")
+    def node_of(self, rank: str | None) -> int | None:
+        found = self.snapshot.rank(rank or "")
+        return found.node if found is not None else None
 
 
 async def wait_for_cluster(plan: WaitPlan, report: Report) -> int:
@@ -74,12 +72,13 @@ async def wait_for_cluster(plan: WaitPlan, report: Report) -> int:
     watcher = ClusterWatcher(plan, report)
     sessions = _sessions(plan, watcher.connection)
     try:
-        verdict, code, detail = await within(_watch(sessions, watcher), plan.timeout)
+        ending, detail = await within(_watch(sessions, watcher), plan.timeout)
     except asyncio.TimeoutError:
-        verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, timeout_detail(watcher)
+        ending, detail = WaitEnding.TIMEOUT, timeout_detail(watcher)
     finally:
         await close_all(sessions)
-    report.verdict(verdict, code, detail)
+    code = exit_code(ending)
+    report.verdict(ending, code, detail)
     return code
 
 
@@ -102,11 +101,11 @@ def _sessions(plan: WaitPlan, listener: Callable[[ConnectionEvent], None]) -> li
     return [opened[node.host] for node in plan.nodes]
 
 
-async def _watch(sessions: list[HostSession], watcher: ClusterWatcher) -> tuple[str, int, str]:
+async def _watch(sessions: list[HostSession], watcher: ClusterWatcher) -> Decision:
     try:
         await asyncio.gather(*(session.start() for session in set(sessions)))
     except ConnectError as error:
-        return "UNREACHABLE", EXIT_UNREACHABLE, error.message
+        return WaitEnding.UNREACHABLE, error.message
     plan = watcher.plan
     tasks = [asyncio.create_task(watcher.watch_stalls())]
     for index, (session, node) in enumerate(zip(sessions, plan.nodes, strict=True)):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TextIO
 
+from tui.commands.wait import Ending
 from tui.engine.cluster.cluster_engine import describe_cluster
 from tui.engine.judge.stall import RankStalled
 from tui.engine.logs.sanitize import sanitize_line
@@ -74,13 +75,13 @@ class JsonReport:
             record["node"] = node
         self._write(record)
 
-    def verdict(self, verdict: str, code: int, detail: str) -> None:
+    def verdict(self, verdict: Ending, code: int, detail: str) -> None:
         self._write(
             {
                 "t": round(self._clock(), 6),
                 "event": "verdict",
                 "rank": None,
-                "verdict": verdict,
+                "verdict": verdict.value,
                 "exit_code": code,
                 "detail": detail,
             }
@@ -106,8 +107,8 @@ class PlainReport:
         who = f"n{node} {rank}".rstrip() if node is not None else rank
         self._line(f"{who:<12} {text}")
 
-    def verdict(self, verdict: str, code: int, detail: str) -> None:
-        self._line(f"{'':<12} {verdict}: {sanitize_line(detail, 2000)} (exit {code})")
+    def verdict(self, verdict: Ending, code: int, detail: str) -> None:
+        self._line(f"{'':<12} {verdict.value}: {sanitize_line(detail, 2000)} (exit {code})")
 
     def _line(self, text: str) -> None:
         stamp = time.strftime("%H:%M:%S", time.localtime(self._clock()))
@@ -143,7 +144,7 @@ def _describe_engine(item: ev.Event) -> str | None:
         return f"{item.stage.label}{' (draft)' if item.draft else ''}{extra}"
     if isinstance(item, ev.FailureDetected):
         first = item.excerpt.strip().splitlines()[-1:] or [""]
-        return f"FAILURE {item.kind.value}: {_safe(first[0])}"
+        return f"FAILURE {item.kind.value} ({item.kind.label}): {_safe(first[0])}"
     if isinstance(item, ev.ReadyLineSeen):
         return "the log says the server is ready"
     if isinstance(item, ev.NodeReadySeen):

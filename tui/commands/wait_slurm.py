@@ -23,21 +23,22 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 from tui.commands.wait import (
-    EXIT_FAILED,
-    EXIT_TIMEOUT,
-    EXIT_UNREACHABLE,
+    Ending,
     NodeTarget,
     SlurmTarget,
+    WaitEnding,
     WaitPlan,
+    exit_code,
 )
 from tui.commands.wait_cluster import ClusterWatcher, timeout_detail
-from tui.commands.wait_watch import Report, guarded, session_for, until_decided
+from tui.commands.wait_watch import Decision, Report, guarded, session_for, until_decided
 from tui.config import Profile
 from tui.engine.cluster.slurm_record import current_path, parse_slurm_run
 from tui.engine.cluster.slurm_script import node_log
 from tui.engine.cluster.slurm_verdict import JobPhase, clock
 from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home, run_stem
 from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
 from tui.io.slurm.slurm_client import SlurmClient, SlurmError
 from tui.io.slurm.slurm_watch import JobChanged, JobWatch
 from tui.io.transport.deadline import within
@@ -114,8 +115,12 @@ def _end_detail(change: JobChanged, snapshot: Snapshot | None) -> str:
     return f"{change.summary}{ran}{waited}{lines}"
 
 
-def _ended(change: JobChanged, snapshot: Snapshot | None) -> tuple[str, int, str]:
-    return f"JOB_{change.state}", EXIT_FAILED, _end_detail(change, snapshot)
+def _ended(change: JobChanged, snapshot: Snapshot | None) -> Decision:
+    try:
+        ending = WaitEnding(f"JOB_{change.state}")
+    except ValueError:
+        ending = WaitEnding.JOB_ENDED
+    return ending, _end_detail(change, snapshot)
 
 
 HOLD_SECONDS = 3.0
@@ -124,15 +129,15 @@ HOLD_SECONDS = 3.0
 
 
 class _NodesWatcher(ClusterWatcher):
-    """The multi-node watcher, with a log's FAILED held back for ``HOLD_SECONDS``."""
+    """The multi-node watcher, with a log's FAILED or STOPPED held back for ``HOLD_SECONDS``."""
 
-    held: tuple[str, int, str] | None = None
+    held: Decision | None = None
 
-    def decide(self, verdict: str, code: int, detail: str) -> None:
-        if verdict != "FAILED":
-            super().decide(verdict, code, detail)
+    def decide(self, ending: Ending, detail: str) -> None:
+        if ending not in (Verdict.FAILED, Verdict.STOPPED):
+            super().decide(ending, detail)
         elif self.held is None:
-            self.held = (verdict, code, detail)
+            self.held = (ending, detail)
             asyncio.get_running_loop().call_later(HOLD_SECONDS, self._release)
 
     def _release(self) -> None:
@@ -140,9 +145,9 @@ class _NodesWatcher(ClusterWatcher):
             super().decide(*self.held)
 
     def job_ended(self, change: JobChanged) -> None:
-        verdict, code, detail = _ended(change, self.snapshot)
-        logged = f"; the logs said: {self.held[2]}" if self.held is not None else ""
-        super().decide(verdict, code, detail + logged)
+        ending, detail = _ended(change, self.snapshot)
+        logged = f"; the logs said: {self.held[1]}" if self.held is not None else ""
+        super().decide(ending, detail + logged)
 
 
 class _Attached:
@@ -155,11 +160,11 @@ class _Attached:
         self.last: JobChanged | None = None
         self.watcher: _NodesWatcher | None = None
 
-    async def run(self, session: HostSession) -> tuple[str, int, str]:
+    async def run(self, session: HostSession) -> Decision:
         try:
             await session.start()
         except ConnectError as error:
-            return "UNREACHABLE", EXIT_UNREACHABLE, error.message
+            return WaitEnding.UNREACHABLE, error.message
         client = SlurmClient(session)
         job = _Job(client, self.target)
         job_id = await job.job_id()
@@ -180,7 +185,7 @@ class _Attached:
     async def _nodes(
         self, session: HostSession, change: JobChanged, logs: list[str],
         changes: AsyncIterator[JobChanged],
-    ) -> tuple[str, int, str]:  # fmt: skip
+    ) -> Decision:  # fmt: skip
         login = self.target.login
         plan = replace(
             self.plan, host=login, log=logs[0] if logs else None,
@@ -209,15 +214,15 @@ class _Attached:
             if change.phase is JobPhase.ENDED:
                 watcher.job_ended(change)
 
-    def timed_out(self) -> tuple[str, int, str]:
+    def timed_out(self) -> Decision:
         last = self.last
         if self.watcher is None and last is not None and last.phase is JobPhase.QUEUED:
             queued = f", queued {clock(last.queued_seconds)}" if last.queued_seconds else ""
             reason = f" ({last.reason})" if last.reason else ""
-            return "PENDING", EXIT_TIMEOUT, f"job {last.job_id} still {last.state}{reason}{queued}"
+            return WaitEnding.PENDING, f"job {last.job_id} still {last.state}{reason}{queued}"
         if self.watcher is not None:
-            return "TIMEOUT", EXIT_TIMEOUT, timeout_detail(self.watcher)
-        return "TIMEOUT", EXIT_TIMEOUT, "gave up waiting before the job was seen"
+            return WaitEnding.TIMEOUT, timeout_detail(self.watcher)
+        return WaitEnding.TIMEOUT, "gave up waiting before the job was seen"
 
 
 async def wait_for_slurm(plan: WaitPlan, target: SlurmTarget, report: Report) -> int:
@@ -225,12 +230,13 @@ async def wait_for_slurm(plan: WaitPlan, target: SlurmTarget, report: Report) ->
     session = session_for(plan, target.login)
     attached = _Attached(plan, target, report)
     try:
-        verdict, code, detail = await within(attached.run(session), plan.timeout)
+        ending, detail = await within(attached.run(session), plan.timeout)
     except asyncio.TimeoutError:
-        verdict, code, detail = attached.timed_out()
+        ending, detail = attached.timed_out()
     except SlurmError as error:
-        verdict, code, detail = "UNREACHABLE", EXIT_UNREACHABLE, str(error)
+        ending, detail = WaitEnding.UNREACHABLE, str(error)
     finally:
         await session.close()
-    report.verdict(verdict, code, detail)
+    code = exit_code(ending)
+    report.verdict(ending, code, detail)
     return code

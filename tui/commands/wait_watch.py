@@ -1,4 +1,9 @@
-"""The asynchronous part of ``bringup wait``: follow, poll, decide, report."""
+"""The asynchronous part of ``bringup wait``: follow, poll, ask the judge, report.
+
+FAILED and STOPPED end the wait at once. READY ends it once it has held for
+``READY_HOLD_SECONDS``: a log that is read after the fact arrives in several chunks within
+milliseconds, and a server that shut down after its ready line must end STOPPED, not READY.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +15,16 @@ import traceback
 from collections.abc import Coroutine
 from typing import Any, Protocol, TextIO
 
-from tui.commands.wait import (
-    EXIT_ERROR,
-    EXIT_FAILED,
-    EXIT_READY,
-    EXIT_TIMEOUT,
-    EXIT_UNREACHABLE,
-    WaitPlan,
-)
+from tui.commands.wait import Ending, WaitEnding, WaitPlan, exit_code
 from tui.commands.wait_output import JsonReport, PlainReport
+from tui.engine.judge.health import HealthState
+from tui.engine.judge.judge import Judgement, Signals, judge
 from tui.engine.judge.stall import StallTracker
+from tui.engine.judge.verdict import Watched
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.logs.sanitize import sanitize_text
 from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
 from tui.io.health.health_poll import HealthChanged, HealthOptions, HealthPoller
 from tui.io.store.history_store import StartupHistory
 from tui.io.store.run_store import database_file
@@ -33,12 +35,14 @@ from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFaile
 from tui.io.transport.ssh import ConnectError, SshTarget, parse_host_spec
 
 STALL_CHECK_SECONDS = 0.5
+READY_HOLD_SECONDS = 0.5
+Decision = tuple[Ending, str]
 
 
 class Report(Protocol):
     def emit(self, item: object, node: int | None = None) -> None: ...
 
-    def verdict(self, verdict: str, code: int, detail: str) -> None: ...
+    def verdict(self, verdict: Ending, code: int, detail: str) -> None: ...
 
 
 def make_session(plan: WaitPlan) -> HostSession:
@@ -62,7 +66,7 @@ def session_for(plan: WaitPlan, spec: str | None) -> HostSession:
 
 
 class Watcher:
-    """Feeds the log to the engine and the health poll into one decision."""
+    """Feeds the log and the health poll to the judge; ends the wait on a final verdict."""
 
     def __init__(self, plan: WaitPlan, report: Report) -> None:
         self.plan = plan
@@ -71,23 +75,22 @@ class Watcher:
         self.snapshot: Snapshot = self.engine.snapshot
         self.health: HealthChanged | None = None
         self.started = time.monotonic()
-        self.decided: asyncio.Future[tuple[str, int, str]] = (
-            asyncio.get_running_loop().create_future()
-        )
+        self.decided: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self.history = StartupHistory(
             database_file(configured=plan.data_dir), profile=plan.profile,
             expected_startup=plan.expected_startup, host=plan.host or "local",
         )  # fmt: skip
-        self.stalls = StallTracker(plan.stall)
+        self.stalls = StallTracker()
+        self.ready_since: float | None = None
 
-    def decide(self, verdict: str, code: int, detail: str) -> None:
+    def decide(self, ending: Ending, detail: str) -> None:
         if not self.decided.done():
-            self.decided.set_result((verdict, code, detail))
+            self.decided.set_result((ending, detail))
 
     def connection(self, event: ConnectionEvent) -> None:
         self.report.emit(event)
         if isinstance(event, ConnectionFailed):
-            self.decide("UNREACHABLE", EXIT_UNREACHABLE, event.reason)
+            self.decide(WaitEnding.UNREACHABLE, event.reason)
 
     async def follow(self, session: HostSession, path: str) -> None:
         async for item in session.tail(path):
@@ -113,36 +116,51 @@ class Watcher:
             self.judge()
 
     def judge(self) -> None:
-        snapshot = self.snapshot
-        if snapshot.failure is not None:
-            failure = snapshot.failure
-            where = f" on {failure.rank}" if failure.rank else ""
-            lines = failure.excerpt.strip().splitlines()
-            last = lines[-1] if lines else ""
-            self.decide("FAILED", EXIT_FAILED, f"{failure.kind.value}{where}: {last}")
-        elif snapshot.stopped and not snapshot.ready_line_seen:
-            self.decide("FAILED", EXIT_FAILED, "the server stopped before it was ready")
-        elif self._ready(snapshot):
-            took = time.monotonic() - self.started
-            startup = snapshot.startup_seconds
-            logged = f"; the log shows a {startup:.1f} s start-up" if startup is not None else ""
-            self.decide("READY", EXIT_READY, f"ready after waiting {took:.1f} s{logged}")
+        """Ask the judge about what is known now; report new stalls; end on a final verdict
+        (or on STALLED with ``--fail-on-stall``)."""
+        snapshot, now = self.snapshot, time.monotonic()
+        expected = self.history.expectations(snapshot)
+        judgement = judge(snapshot, self.signals(), expected, now, self.plan.stall)
+        for stalled in self.stalls.newly_stalled(judgement.statuses):
+            self.report.emit(stalled, self.node_of(stalled.rank))
+        if self._ends_wait(judgement, now):
+            self.decide(judgement.verdict, self._detail(judgement))
         self.history.record(snapshot)
 
+    def _ends_wait(self, judgement: Judgement, now: float) -> bool:
+        """FAILED or STOPPED; READY held for ``READY_HOLD_SECONDS``; STALLED with
+        ``--fail-on-stall``."""
+        if judgement.verdict is Verdict.READY:
+            held_since = now if self.ready_since is None else self.ready_since
+            self.ready_since = held_since
+            return now - held_since >= READY_HOLD_SECONDS
+        self.ready_since = None
+        stalled_out = judgement.verdict is Verdict.STALLED and self.plan.fail_on_stall
+        return judgement.final or stalled_out
+
+    def signals(self) -> Signals:
+        """The health poll as the judge hears it; READY does without what the plan does not
+        follow (no ``--log``: no ready line; no ``--port``: no ``/health``)."""
+        health = self.health.state if self.health is not None else HealthState.UNKNOWN
+        watched = Watched(log=self.plan.log is not None, health=self.plan.port is not None)
+        return Signals(connected=True, health=health, watched=watched)
+
+    def node_of(self, rank: str | None) -> int | None:
+        """The node a rank runs on, for the report (None: the server has one host)."""
+        return None
+
+    def _detail(self, judgement: Judgement) -> str:
+        if judgement.verdict is not Verdict.READY:
+            return judgement.reason
+        took = time.monotonic() - self.started
+        return f"ready after waiting {took:.1f} s; {judgement.reason}"
+
     async def watch_stalls(self) -> None:
-        """Judge the ranks' silence on a timer: a stall is the absence of lines."""
+        """Judge again on a timer: a stall is the absence of lines, so no line triggers it (and
+        a READY that held ends the wait here)."""
         while True:
             await asyncio.sleep(STALL_CHECK_SECONDS)
-            expected = self.history.expectations(self.snapshot)
-            for stalled in self.stalls.update(self.snapshot, expected, time.monotonic()):
-                self.report.emit(stalled)
-                if self.plan.fail_on_stall:
-                    self.decide("STALLED", EXIT_FAILED, f"{stalled.rank}: {stalled.reason}")
-
-    def _ready(self, snapshot: Snapshot) -> bool:
-        log_ready = self.plan.log is None or snapshot.ready_line_seen
-        port_ready = self.plan.port is None or (self.health is not None and self.health.ready)
-        return log_ready and port_ready
+            self.judge()
 
 
 async def wait_for_server(plan: WaitPlan, out: TextIO | None = None) -> int:
@@ -161,31 +179,31 @@ async def wait_for_server(plan: WaitPlan, out: TextIO | None = None) -> int:
     watcher = Watcher(plan, report)
     session.on_event(watcher.connection)
     try:
-        verdict, code, detail = await within(_watch(session, watcher), plan.timeout)
+        ending, detail = await within(_watch(session, watcher), plan.timeout)
     except asyncio.TimeoutError:
-        verdict, code, detail = "TIMEOUT", EXIT_TIMEOUT, _timeout_detail(watcher)
+        ending, detail = WaitEnding.TIMEOUT, _timeout_detail(watcher)
     finally:
         await session.close()
-    report.verdict(verdict, code, detail)
+    code = exit_code(ending)
+    report.verdict(ending, code, detail)
     return code
 
 
-async def _watch(session: HostSession, watcher: Watcher) -> tuple[str, int, str]:
+async def _watch(session: HostSession, watcher: Watcher) -> Decision:
     try:
         await session.start()
     except ConnectError as error:
-        return "UNREACHABLE", EXIT_UNREACHABLE, error.message
+        return WaitEnding.UNREACHABLE, error.message
     plan = watcher.plan
-    tasks = []
+    tasks = [asyncio.create_task(watcher.watch_stalls())]
     if plan.log is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.follow(session, plan.log))))
-        tasks.append(asyncio.create_task(watcher.watch_stalls()))
     if plan.port is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, plan.port))))
     return await until_decided(watcher, tasks)
 
 
-async def until_decided(watcher: Watcher, tasks: list[asyncio.Task[None]]) -> tuple[str, int, str]:
+async def until_decided(watcher: Watcher, tasks: list[asyncio.Task[None]]) -> Decision:
     """The verdict, once a task (or a stall) decided it; every task is cancelled then."""
     try:
         return await watcher.decided
@@ -201,10 +219,10 @@ async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
     try:
         await work
     except SessionClosed as closed:
-        watcher.decide("UNREACHABLE", EXIT_UNREACHABLE, str(closed))
+        watcher.decide(WaitEnding.UNREACHABLE, str(closed))
     except Exception as error:  # any other failure must end the wait, not leave it hanging
         print(sanitize_text(traceback.format_exc()), file=sys.stderr, end="")
-        watcher.decide("ERROR", EXIT_ERROR, f"stopped by an unexpected error: {error!r}")
+        watcher.decide(WaitEnding.ERROR, f"stopped by an unexpected error: {error!r}")
 
 
 def _timeout_detail(watcher: Watcher) -> str:

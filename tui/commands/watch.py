@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from tui.commands.watch_cluster import cluster_nodes, watch_cluster
 from tui.config import Config, ConfigError, Profile, load_config
-from tui.config.config_model import DEFAULT_PORTS
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.servers import registry
 from tui.io.launch.launch_profile import latest_log
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--local", action="store_true", help="the log is on this machine")
     parser.add_argument("--log", metavar="PATH", help="server log to follow")
     parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
-    parser.add_argument("--engine", choices=("auto", "sglang", "vllm"), default=None)
+    parser.add_argument("--engine", choices=registry.choices(), default=None)
     parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
     parser.add_argument("--read-only", action="store_true", help="no launch, kill or restart")
     parser.set_defaults(handler=run)
@@ -73,7 +73,7 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
     engine = args.engine or profile.engine
     port = args.port if args.port is not None else profile.port
     if port is None and ad_hoc:
-        port = DEFAULT_PORTS.get(engine, DEFAULT_PORTS["sglang"])
+        port = registry.or_default(engine).default_port
     host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
     log = args.log or profile.log_path or latest_log(profile)
     if log is None:
@@ -85,11 +85,11 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
 
 
 async def _watch(plan: WatchPlan) -> int:
-    from tui.app.bench.bench_runs import BenchOptions
     from tui.app.monitor.app_runner import run_app
     from tui.app.monitor.monitor_build import WatchSettings, build_app
     from tui.app.monitor.themes import DEFAULT_THEME
     from tui.app.monitor.view_model import Target
+    from tui.io.bench.bench_setup import BenchOptions
     from tui.io.gpu.gpu_telemetry import TelemetrySettings
 
     profile = plan.profile

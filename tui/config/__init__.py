@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from tui.config.config_load import config_path, default_config_path, load_config, parse_config
 from tui.config.config_model import (
-    DEFAULT_PORTS,
     LAUNCH_PLACEHOLDERS,
     BenchConfig,
     Config,
@@ -19,11 +18,10 @@ from tui.config.config_model import (
     StallConfig,
 )
 from tui.config.config_text import ConfigError
-from tui.config.ssh_targets import SshTarget, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, parse_ssh_target
 from tui.engine.timing.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
-    "DEFAULT_PORTS",
     "LAUNCH_PLACEHOLDERS",
     "BenchConfig",
     "Config",
@@ -31,7 +29,7 @@ __all__ = [
     "DurationError",
     "LaunchConfig",
     "Profile",
-    "SshTarget",
+    "SshAddress",
     "StallConfig",
     "config_path",
     "default_config_path",

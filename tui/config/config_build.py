@@ -11,7 +11,6 @@ from types import MappingProxyType
 from tui.config.config_model import (
     BENCH_MODES,
     ENDPOINTS,
-    ENGINES,
     HOST_KEY_POLICIES,
     LAUNCH_PLACEHOLDERS,
     LOG_PLACEHOLDERS,
@@ -24,9 +23,11 @@ from tui.config.config_model import (
     template_fields,
 )
 from tui.config.config_slurm import SCHEDULERS, build_slurm
-from tui.config.config_text import printable
+from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table
+from tui.engine.logs.sanitize import printable
+from tui.engine.servers import registry
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -39,11 +40,11 @@ def _template(table: Table, key: str, value: str, allowed: frozenset[str], *inde
     try:
         names = template_fields(value)
     except ValueError as exc:
-        raise table.error(key, printable(str(exc)), *index) from None
+        raise table.error(key, printable(str(exc), QUOTE_LIMIT), *index) from None
     unknown = sorted(set(names) - allowed)
     if unknown:
         known = ", ".join("{" + name + "}" for name in sorted(allowed))
-        problem = f"unknown placeholder {{{printable(unknown[0])}}} (known: {known})"
+        problem = f"unknown placeholder {{{printable(unknown[0], QUOTE_LIMIT)}}} (known: {known})"
         raise table.error(key, problem, *index)
     return value
 
@@ -91,7 +92,7 @@ def _profiles(table: Table, base: Path) -> MappingProxyType[str, Profile]:
 def _profile(name: str, table: Table, base: Path) -> Profile:
     profile = Profile(
         name=name,
-        engine=table.choice("engine", ENGINES, "auto"),
+        engine=table.choice("engine", registry.choices(), registry.AUTO),
         hosts=_hosts(table),
         log=_optional_template(table, "log", LOG_PLACEHOLDERS),
         logs=_logs(table),
@@ -161,7 +162,7 @@ def _target(table: Table, key: str, value: str, *index: int) -> str:
     try:
         parse_ssh_target(value)
     except ValueError as exc:
-        raise table.error(key, printable(str(exc)), *index) from None
+        raise table.error(key, printable(str(exc), QUOTE_LIMIT), *index) from None
     return value
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from tui.config.config_build import build_config
 from tui.config.config_model import Config
-from tui.config.config_text import ConfigError, Source, printable
+from tui.config.config_text import ConfigError, Source
 from tui.config.table_reader import Table
+from tui.engine.logs.sanitize import printable
 
 if sys.version_info >= (3, 11):
     import tomllib

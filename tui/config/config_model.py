@@ -10,14 +10,13 @@ from types import MappingProxyType
 
 from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
-from tui.config.ssh_targets import SshTarget, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, parse_ssh_target
+from tui.engine.servers import registry
 
-ENGINES = ("auto", "sglang", "vllm")
 HOST_KEY_POLICIES = ("strict", "accept-new")
 NOTIFY_MODES = ("auto", "always", "never")
 BENCH_MODES = ("auto", "ask", "off")
 ENDPOINTS = ("generate", "completions", "chat")
-DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"sglang": 30000, "vllm": 8000})
 LOG_PLACEHOLDERS = frozenset({"profile", "node_rank"})
 LAUNCH_PLACEHOLDERS = frozenset(
     {
@@ -91,7 +90,7 @@ class BenchConfig:
         """The configured endpoint, or the engine's native one (``generate`` unless vLLM)."""
         if self.endpoint is not None:
             return self.endpoint
-        return "completions" if engine == "vllm" else "generate"
+        return registry.or_default(engine).native_endpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +129,7 @@ class Profile:
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
 
     @property
-    def targets(self) -> tuple[SshTarget, ...]:
+    def targets(self) -> tuple[SshAddress, ...]:
         """``hosts`` parsed (node 0 first); empty when the server runs on this machine."""
         return tuple(parse_ssh_target(host) for host in self.hosts)
 
@@ -138,7 +137,7 @@ class Profile:
         """``port``, or the default port of ``engine`` (or of this profile's engine)."""
         if self.port is not None:
             return self.port
-        return DEFAULT_PORTS.get(engine or self.engine, DEFAULT_PORTS["sglang"])
+        return registry.or_default(engine or self.engine).default_port
 
     @property
     def log_path(self) -> str | None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from tui.config.config_text import printable
+from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table
+from tui.engine.logs.sanitize import printable
 
 SCHEDULERS = ("ssh", "slurm")
 
@@ -52,7 +53,7 @@ def _login(table: Table) -> str | None:
     try:
         parse_ssh_target(value)
     except ValueError as exc:
-        raise table.error("login", printable(str(exc))) from None
+        raise table.error("login", printable(str(exc), QUOTE_LIMIT)) from None
     return value
 
 

@@ -10,19 +10,16 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from tui.engine.logs.sanitize import printable
+
 KeyPath = tuple[str, ...]
 
 _BARE = r"[A-Za-z0-9_-]+"
 _BASIC = r'"(?:[^"\\\n]|\\.)*"'
 _LITERAL = r"'[^'\n]*'"
 _KEY = re.compile(rf"\s*({_BARE}|{_BASIC}|{_LITERAL})\s*")
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
-def printable(text: str, limit: int = 80) -> str:
-    """``text`` made safe for a terminal: control characters escaped, long text shortened."""
-    cleaned = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+QUOTE_LIMIT = 80
+"""How many characters of a key, a value or a library's message an error quotes."""
 
 
 def dotted(path: Sequence[str | int]) -> str:
@@ -34,7 +31,7 @@ def dotted(path: Sequence[str | int]) -> str:
             continue
         key = part if re.fullmatch(_BARE, part) else '"' + part.replace('"', '\\"') + '"'
         text += f".{key}" if text else key
-    return printable(text)
+    return printable(text, QUOTE_LIMIT)
 
 
 class ConfigError(Exception):

@@ -10,7 +10,7 @@ _HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _IPV6 = re.compile(r"\[([0-9A-Fa-f:.%A-Za-z]+)\]")
 
 
-class SshTarget(NamedTuple):
+class SshAddress(NamedTuple):
     """Who to log in as (None: the SSH config decides), where, and on which port."""
 
     user: str | None
@@ -23,7 +23,7 @@ class SshTarget(NamedTuple):
         return f"{text}:{self.port}" if self.port is not None else text
 
 
-def parse_ssh_target(text: str) -> SshTarget:
+def parse_ssh_target(text: str) -> SshAddress:
     """Split ``user@host:port`` into its parts; IPv6 addresses go in brackets (``[::1]:22``).
 
     Raises ``ValueError`` naming the problem. A host may not start with ``-`` so that no
@@ -38,7 +38,7 @@ def parse_ssh_target(text: str) -> SshTarget:
     host, port = _split_port(rest)
     if not host:
         raise ValueError("missing host name")
-    return SshTarget(user, host, port)
+    return SshAddress(user, host, port)
 
 
 def _split_port(text: str) -> tuple[str, int | None]:

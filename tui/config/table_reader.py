@@ -11,12 +11,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from tui.config.config_text import ConfigError, Source, printable
+from tui.config.config_text import QUOTE_LIMIT, ConfigError, Source
+from tui.engine.logs.sanitize import printable
 from tui.engine.timing.durations import DurationError, parse_duration
 
 T = TypeVar("T")
 _UNSAFE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _MISSING = object()
+
+
+def _escaped(char: str) -> str:
+    """A control character named by its code (``\\x1b``), so the message says which it was."""
+    return f"\\x{ord(char):02x}"
 
 
 def _kind(value: object) -> str:
@@ -73,7 +79,7 @@ class Table:
             raise self.error(key, f"expected a string, got {_kind(value)}", *index)
         bad = _UNSAFE.search(value)
         if bad is not None:
-            problem = f"control character {printable(bad.group())} is not allowed"
+            problem = f"control character {_escaped(bad.group())} is not allowed"
             raise self.error(key, problem, *index)
         return value
 
@@ -81,7 +87,9 @@ class Table:
         value = self.text(key, default)
         if value not in choices:
             allowed = ", ".join(repr(c) for c in choices)
-            raise self.error(key, f"must be one of {allowed}, got {printable(repr(value))}")
+            raise self.error(
+                key, f"must be one of {allowed}, got {printable(repr(value), QUOTE_LIMIT)}"
+            )
         return value
 
     def flag(self, key: str, default: bool) -> bool:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from tui.engine.servers.sglang.sglang_dialect import SGLANG
+from tui.engine.servers.vllm.vllm_dialect import VLLM
+
 SCENARIOS: tuple[str, ...] = (
     "ok",
     "oom-kv-cache",
@@ -19,8 +22,11 @@ SCENARIOS: tuple[str, ...] = (
     "node-hang",
 )
 VLLM_SCENARIOS: tuple[str, ...] = ("ok", "oom-kv-cache", "rank-crash", "port-in-use")
-ENGINES: tuple[str, ...] = ("sglang", "vllm")
-DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
+SGLANG_ENGINE = SGLANG.name
+VLLM_ENGINE = VLLM.name
+ENGINES: tuple[str, ...] = (SGLANG_ENGINE, VLLM_ENGINE)
+"""The registered engines the simulator imitates."""
+DEFAULT_PORTS = {dialect.name: dialect.default_port for dialect in (SGLANG, VLLM)}
 SGLANG_VERSION = "0.5.23"
 VLLM_VERSION = "0.33.0"
 
@@ -32,7 +38,7 @@ ExtraArg: TypeAlias = tuple[str, ExtraValue]
 class SimConfig:
     """Everything the simulator needs to know, as a real server would resolve it."""
 
-    engine: str = "sglang"
+    engine: str = SGLANG_ENGINE
     model_path: str = "Qwen/Qwen3-8B"
     served_model_name: str | None = None
     tp_size: int = 1
@@ -109,7 +115,7 @@ def validate(config: SimConfig) -> list[str]:
             problems.append(f"{flag} must be at least 1 (got {value})")
     problems.extend(_parallel_problems(config))
     problems.extend(_rate_problems(config))
-    if config.engine == "vllm" and config.scenario not in VLLM_SCENARIOS:
+    if config.engine == VLLM_ENGINE and config.scenario not in VLLM_SCENARIOS:
         problems.append(
             f"--scenario {config.scenario} is simulated for SGLang only; with --engine vllm "
             f"use one of: {', '.join(VLLM_SCENARIOS)}"

@@ -38,7 +38,7 @@ class GpuSlot:
     util: int
 
 
-class GpuState:
+class GpuStateFile:
     """Collects updates and writes them atomically when asked (at most a few times a second)."""
 
     def __init__(self, path: Path, gpus: list[int]) -> None:

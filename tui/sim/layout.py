@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tui.sim.config import SimConfig
+from tui.sim.config import VLLM_ENGINE, SimConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ def _ep_rank(config: SimConfig, tp_rank: int) -> int | None:
 
 
 def _tag(config: SimConfig, tp: int, dp: int | None, ep: int | None) -> str:
-    if config.engine == "vllm":
+    if config.engine == VLLM_ENGINE:
         return _vllm_tag(config, tp, dp, ep)
     parts = []
     if dp is not None:

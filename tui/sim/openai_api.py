@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tui.sim.config import VLLM_ENGINE
 from tui.sim.http_common import (
     BadRequest,
     ServerState,
@@ -27,7 +28,7 @@ from tui.sim.http_common import (
     sse,
     state_of,
 )
-from tui.sim.tokens import Chunk, GenRequest, token_text
+from tui.sim.tokens import DecodeStep, GenRequest, token_text
 
 CHAT_DEFAULT_MAX_TOKENS = 128
 COMPLETION_DEFAULT_MAX_TOKENS = 16
@@ -76,7 +77,7 @@ def _parse(state: ServerState, data: dict[str, Any], chat: bool) -> tuple[Call, 
     options = data.get("stream_options") or {}
     if not isinstance(options, dict):
         raise BadRequest("'stream_options' must be an object")
-    vllm = state.config.engine == "vllm"
+    vllm = state.config.engine == VLLM_ENGINE
     prefix = ("chatcmpl-" if chat else "cmpl-") if vllm else ""
     call = Call(
         chat=chat,
@@ -167,7 +168,7 @@ def _choice(call: Call, text: str, finish: str | None, first: bool) -> dict[str,
 
 
 async def _events(
-    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[Chunk]
+    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[DecodeStep]
 ) -> AsyncIterator[bytes]:
     completion, first = 0, True
     async for chunk in chunks:
@@ -184,7 +185,7 @@ async def _events(
 
 
 async def _complete(
-    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[Chunk]
+    state: ServerState, call: Call, req: GenRequest, chunks: AsyncIterator[DecodeStep]
 ) -> dict[str, Any]:
     ids: list[int] = []
     completion, finish = 0, "length"

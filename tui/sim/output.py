@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 
-from tui.sim.config import SimConfig
+from tui.sim.config import VLLM_ENGINE, SimConfig
 from tui.sim.logfmt import LEVELS, sglang_line, vllm_line, vllm_raw
 from tui.sim.sim_failures import GLOG
 
@@ -72,7 +72,7 @@ class LogSink:
         if LEVELS.get(level, 20) < self.threshold:
             return
         now = time.time()
-        if self.engine == "vllm":
+        if self.engine == VLLM_ENGINE:
             proc = who or "APIServer"
             pid = self.pid_of(proc)
             self._write(vllm_line(now, shown or proc, pid, level, src, msg.rstrip("\n")))
@@ -82,7 +82,7 @@ class LogSink:
     def raw(self, text: str, who: str | None = None, stamped: bool = False) -> None:
         if stamped:
             text = text.replace(GLOG, glog_stamp(time.time()))
-        if self.engine == "vllm" and who is not None:
+        if self.engine == VLLM_ENGINE and who is not None:
             text = self._prefixed(who, text)
         self._write(text)
 

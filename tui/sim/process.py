@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tui
+from tui.sim.config import VLLM_ENGINE
 
 _PACKAGE_ROOT = str(Path(tui.__file__).resolve().parents[1])
 
@@ -103,7 +104,7 @@ class ProcessTree:
 
 def process_title(engine: str, name: str, tag: str | None) -> str:
     """The title the engine sets on a child: SGLang names a scheduler after its rank tags."""
-    if engine == "vllm":
+    if engine == VLLM_ENGINE:
         return f"VLLM::{name}"
     if tag is not None and name.startswith("scheduler"):
         return "sglang::scheduler_" + "_".join(tag.split())

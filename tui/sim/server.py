@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tui.sim.config import VLLM_VERSION
+from tui.sim.config import VLLM_ENGINE, VLLM_VERSION
 from tui.sim.http_common import ServerState, state_of
 from tui.sim.logfmt import uvicorn_log_config
 from tui.sim.metrics import CONTENT_TYPE, vllm_metrics
@@ -46,7 +46,7 @@ class SimServer(uvicorn.Server):
 
 def build_app(state: ServerState, on_startup: Callable[[], None]) -> Starlette:
     """The routes of the configured engine; ``on_startup`` runs in uvicorn's lifespan."""
-    if state.config.engine == "vllm":
+    if state.config.engine == VLLM_ENGINE:
         routes = vllm_routes() + openai_routes()
     else:
         routes = sglang_routes(state) + openai_routes()
@@ -64,7 +64,7 @@ def build_app(state: ServerState, on_startup: Callable[[], None]) -> Starlette:
 def make_server(state: ServerState, app: Starlette, quiet: bool = False) -> SimServer:
     """A uvicorn server on the configured address, logging in the engine's format."""
     cfg = state.config
-    if cfg.engine == "vllm":
+    if cfg.engine == VLLM_ENGINE:
         log_config = uvicorn_log_config(
             cfg.log_level, prefix="(APIServer pid=%(process)d) ", timestamps=False
         )
@@ -109,7 +109,7 @@ async def vllm_models(request: Request) -> Response:
                     "id": name,
                     "object": "model",
                     "created": state.created,
-                    "owned_by": "vllm",
+                    "owned_by": VLLM_ENGINE,
                     "root": state.config.model_path,
                     "parent": None,
                     "max_model_len": state.facts.context_len,

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tui.sim.config import SGLANG_VERSION
+from tui.sim.config import SGLANG_ENGINE, SGLANG_VERSION
 from tui.sim.http_common import (
     BadRequest,
     ServerState,
@@ -25,7 +25,7 @@ from tui.sim.http_common import (
 )
 from tui.sim.metrics import CONTENT_TYPE, sglang_metrics
 from tui.sim.serverargs import sglang_server_args
-from tui.sim.tokens import Chunk, GenRequest, token_text
+from tui.sim.tokens import DecodeStep, GenRequest, token_text
 
 WARMUP_FAILURE = (
     "Internal server error: CUDA error: an illegal memory access was encountered\n"
@@ -145,7 +145,7 @@ async def models(request: Request) -> Response:
                     "id": name,
                     "object": "model",
                     "created": state.created,
-                    "owned_by": "sglang",
+                    "owned_by": SGLANG_ENGINE,
                     "root": name,
                     "parent": None,
                     "max_model_len": state.facts.context_len,
@@ -199,7 +199,7 @@ def _generate_request(state: ServerState, data: dict[str, Any]) -> GenRequest:
 
 
 async def _stream(
-    state: ServerState, req: GenRequest, chunks: AsyncIterator[Chunk]
+    state: ServerState, req: GenRequest, chunks: AsyncIterator[DecodeStep]
 ) -> AsyncIterator[bytes]:
     ids: list[int] = []
     started = time.monotonic()
@@ -210,11 +210,11 @@ async def _stream(
 
 
 async def _collect(
-    state: ServerState, req: GenRequest, chunks: AsyncIterator[Chunk]
+    state: ServerState, req: GenRequest, chunks: AsyncIterator[DecodeStep]
 ) -> dict[str, Any]:
     ids: list[int] = []
     started = time.monotonic()
-    last = Chunk((), 0, 0, True)
+    last = DecodeStep((), 0, 0, True)
     async for chunk in chunks:
         ids.extend(chunk.token_ids)
         last = chunk
@@ -222,7 +222,7 @@ async def _collect(
 
 
 def _body(
-    state: ServerState, req: GenRequest, ids: list[int], chunk: Chunk, elapsed: float
+    state: ServerState, req: GenRequest, ids: list[int], chunk: DecodeStep, elapsed: float
 ) -> dict[str, Any]:
     text = "".join(token_text(token) for token in ids)
     return {
@@ -232,7 +232,9 @@ def _body(
     }
 
 
-def meta_info(state: ServerState, req: GenRequest, chunk: Chunk, elapsed: float) -> dict[str, Any]:
+def meta_info(
+    state: ServerState, req: GenRequest, chunk: DecodeStep, elapsed: float
+) -> dict[str, Any]:
     """SGLang's per-request ``meta_info``, speculative fields included when enabled."""
     done = chunk.finished
     reason: dict[str, Any] | None = None

@@ -17,6 +17,7 @@ from tui.sim.config import (
     DEFAULT_PORTS,
     ENGINES,
     SCENARIOS,
+    SGLANG_ENGINE,
     ExtraArg,
     ExtraValue,
     SimConfig,
@@ -205,7 +206,7 @@ def _add_sim_flags(group: argparse._ArgumentGroup) -> None:
     group.add_argument(
         "--engine",
         choices=ENGINES,
-        default="sglang",
+        default=SGLANG_ENGINE,
         help="which server to imitate (default: sglang)",
     )
     group.add_argument(

@@ -56,6 +56,6 @@ def _run(config: SimConfig) -> int:
         sink.log(action.who, action.msg, action.level, action.src, action.shown)
     import asyncio
 
-    from tui.sim.sim_runner import Runner
+    from tui.sim.sim_runner import SimRunner
 
-    return asyncio.run(Runner(config, timeline, played).run())
+    return asyncio.run(SimRunner(config, timeline, played).run())

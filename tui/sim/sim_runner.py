@@ -15,8 +15,8 @@ import socket
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from tui.sim.config import SimConfig
-from tui.sim.gpustate import GpuState, state_path
+from tui.sim.config import SGLANG_ENGINE, VLLM_ENGINE, SimConfig
+from tui.sim.gpustate import GpuStateFile, state_path
 from tui.sim.layout import ranks_for
 from tui.sim.output import LogSink
 from tui.sim.process import ProcessTree, kill_self, process_title
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tui.sim.server import SimServer
 
 
-class Runner:
+class SimRunner:
     """One simulated server process from launch to exit."""
 
     def __init__(self, config: SimConfig, timeline: Timeline, played: int = 0) -> None:
@@ -42,7 +42,7 @@ class Runner:
         self.timeline = timeline
         self.played = played
         self.ranks = ranks_for(config)
-        self.gpus = GpuState(state_path(config.state_file), [r.gpu for r in self.ranks])
+        self.gpus = GpuStateFile(state_path(config.state_file), [r.gpu for r in self.ranks])
         self.leader = next((r.tag for r in self.ranks if r.leader), None)
         self.server: SimServer | None = None
         self.state: ServerState | None = None
@@ -160,15 +160,15 @@ class Runner:
             facts=facts,
             memory=memory,
             log_main=lambda msg: self.sink.log(None, msg, "WARNING"),
-            status="up" if cfg.engine == "vllm" else "starting",
-            warmup_delay_s=PACE.warmup * cfg.time_scale if cfg.engine == "sglang" else 0.0,
-            warmup_pending=cfg.engine == "sglang",
+            status="up" if cfg.engine == VLLM_ENGINE else "starting",
+            warmup_delay_s=PACE.warmup * cfg.time_scale if cfg.engine == SGLANG_ENGINE else 0.0,
+            warmup_pending=cfg.engine == SGLANG_ENGINE,
             fail_warmup=cfg.scenario == "warmup-fail",
             health_lies=cfg.scenario == "health-lies",
         )
 
     def _log_leader(self, msg: str) -> None:
-        if self.cfg.engine == "sglang":
+        if self.cfg.engine == SGLANG_ENGINE:
             self.sink.log(self.leader, msg)
 
     async def _serve(self) -> None:
@@ -203,7 +203,7 @@ class Runner:
         self._finish(0)
 
     def _on_http_startup(self) -> None:
-        if self.cfg.engine == "vllm":
+        if self.cfg.engine == VLLM_ENGINE:
             from tui.sim.vllm_stats import vllm_stats_loop
 
             self._start(vllm_stats_loop(self.cfg, self.sink, self._state()))
@@ -245,7 +245,7 @@ class Runner:
         if self.ending:
             return
         self.ending = True
-        if self.cfg.engine == "vllm":
+        if self.cfg.engine == VLLM_ENGINE:
             if self.server is not None:
                 self.sink.log(None, "Shutting down FastAPI HTTP server.", src="launcher.py:122")
         elif signum == signal.SIGTERM:
@@ -286,7 +286,7 @@ class Runner:
     def _finish(self, code: int) -> None:
         if self.done.done():
             return
-        if self.cfg.engine == "sglang":
+        if self.cfg.engine == SGLANG_ENGINE:
             self._kill_tree(include_parent=False)
         else:
             self.tree.kill_all()

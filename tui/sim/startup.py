@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.sim.config import SimConfig
+from tui.sim.config import VLLM_ENGINE, SimConfig
 from tui.sim.sglang_startup import build_sglang
 from tui.sim.timeline import Log, Timeline
 from tui.sim.vllm_startup import build_vllm
@@ -10,7 +10,7 @@ from tui.sim.vllm_startup import build_vllm
 
 def build_timeline(config: SimConfig) -> Timeline:
     """SGLang's or vLLM's start-up on this node."""
-    return build_vllm(config) if config.engine == "vllm" else build_sglang(config)
+    return build_vllm(config) if config.engine == VLLM_ENGINE else build_sglang(config)
 
 
 def opening(timeline: Timeline) -> int:

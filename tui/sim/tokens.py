@@ -135,7 +135,7 @@ class GenRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
+class DecodeStep:
     """What one forward pass added to a request (several tokens for a verify step)."""
 
     token_ids: tuple[int, ...]
@@ -182,7 +182,7 @@ class TokenEngine:
         """The server is shutting down: every request ends now, marked ``aborted``."""
         self._stopped.set()
 
-    async def generate(self, req: GenRequest) -> AsyncIterator[Chunk]:
+    async def generate(self, req: GenRequest) -> AsyncIterator[DecodeStep]:
         """Yield the request's chunks at their deadlines; the last one has ``finished``."""
         self.activity.queued(req)
         admitted, count = False, 0
@@ -196,22 +196,22 @@ class TokenEngine:
         finally:
             self.activity.finished(req, count, admitted)
 
-    async def _run(self, req: GenRequest) -> AsyncIterator[Chunk]:
+    async def _run(self, req: GenRequest) -> AsyncIterator[DecodeStep]:
         loop = asyncio.get_running_loop()
         admitted = loop.time()
         first_at = admitted + self.pacing.ttft_s + req.extra_first_token_s
         if not await self._wait_until(first_at):
-            yield Chunk((), 0, 0, True, aborted=True)
+            yield DecodeStep((), 0, 0, True, aborted=True)
             return
         self.activity.first_token(req, loop.time() - admitted)
         if req.max_new_tokens <= 0:
-            yield Chunk((), 0, 0, True)
+            yield DecodeStep((), 0, 0, True)
             return
-        yield Chunk((req.first_token_id,), 1, 0, req.max_new_tokens == 1)
+        yield DecodeStep((req.first_token_id,), 1, 0, req.max_new_tokens == 1)
         async for chunk in self._verify_steps(req, first_at):
             yield chunk
 
-    async def _verify_steps(self, req: GenRequest, first_at: float) -> AsyncIterator[Chunk]:
+    async def _verify_steps(self, req: GenRequest, first_at: float) -> AsyncIterator[DecodeStep]:
         pacing = self.pacing
         seed = pacing.seed * 1_000_003 + req.serial
         plan = AcceptPlan(pacing.accept_len, pacing.max_accept, seed)
@@ -219,13 +219,13 @@ class TokenEngine:
         while total < req.max_new_tokens:
             count = plan.next(req.max_new_tokens - total)
             if not await self._wait_until(first_at + (total + count - 1) / pacing.decode_tok_s):
-                yield Chunk((), total, steps, True, aborted=True)
+                yield DecodeStep((), total, steps, True, aborted=True)
                 return
             ids = tuple(range(req.first_token_id + total, req.first_token_id + total + count))
             total += count
             steps += 1
             self.activity.stepped(req, count)
-            yield Chunk(ids, total, steps, total >= req.max_new_tokens)
+            yield DecodeStep(ids, total, steps, total >= req.max_new_tokens)
 
     async def _wait_until(self, deadline: float) -> bool:
         """Sleep to ``deadline``; False once the server stops (a dead scheduler never wakes)."""

@@ -1,15 +1,15 @@
-"""Messages the benchmark worker posts. Each names something that already happened."""
+"""Messages the benchmark pane's worker posts to the pane. Each names something that already
+happened."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from textual.message import Message
+
+from tui.engine.bench.level_figures import LevelFigures
 
 
 class BenchEvent(Message):
-    """Something happened to the running benchmark (the app hands these to the control)."""
+    """Something happened to the running benchmark (the pane handles these)."""
 
 
 class BenchStarted(BenchEvent):
@@ -36,12 +36,12 @@ class BenchProgressed(BenchEvent):
 
 
 class BenchLevelFinished(BenchEvent):
-    """A concurrency level ended with these result fields."""
+    """A concurrency level ended with these figures."""
 
-    def __init__(self, concurrency: int, fields: Mapping[str, Any]) -> None:
+    def __init__(self, concurrency: int, figures: LevelFigures) -> None:
         super().__init__()
         self.concurrency = concurrency
-        self.fields = dict(fields)
+        self.figures = figures
 
 
 class BenchFinished(BenchEvent):

@@ -1,138 +1,76 @@
-"""The benchmark pane: progress per level, then the results table and tok/s per level.
+"""The benchmark pane: fired when the server becomes ready, ``b`` again, ``c`` to compare.
 
-Failed requests are counted in the progress line and the table and their errors are listed,
-never hidden. Accept lengths are shown side by side: the client's, the server's (differenced
-over the level, or its lifetime average, labelled so) and the mean the log's decode lines gave
-during the level. Token counts are the server's, with the client's beside them when they differ.
-
-Every text is built as Content, so nothing a server sent is read as markup.
+The pane owns the benchmark: its state, the workers that fill it and the handlers of their
+messages. When the verdict first becomes READY for a run it records the run (start-up timeline
+and launch fingerprint) in the history file, then benchmarks according to the profile's
+``bench.mode``: ``auto`` at once, ``ask`` after a yes, ``off`` only on ``b``. The benchmark
+itself is :func:`tui.io.bench.bench_service.run_benchmark`, run in the pane's worker; what it
+tells comes back to the pane as :class:`~tui.app.bench.bench_messages.BenchEvent` messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Sparkline, Static
 
-from tui.app.bench.bench_state import BenchPhase, BenchState, LevelProgress
-from tui.app.feed.logbook import printable
-from tui.app.widgets.cell_format import bar
-from tui.engine.bench.bench_view import accept_view, throughputs, token_view
+from tui.app.bench.bench_messages import (
+    BenchFailed,
+    BenchFinished,
+    BenchLevelFinished,
+    BenchProgressed,
+    BenchStarted,
+)
+from tui.app.bench.bench_state import BenchPhase, BenchState
+from tui.app.bench.bench_text import (
+    errors_text,
+    hint_text,
+    progress_line,
+    results_table,
+    title_line,
+)
+from tui.app.bench.compare_screen import CompareScreen
+from tui.app.monitor.view_model import MonitorView
+from tui.engine.bench.bench_view import throughputs
+from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.bench.bench_client import clean
+from tui.io.bench.bench_service import BenchRequest, BenchRunFailed, run_benchmark
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
+from tui.io.bench.builtin_run import SETTLE_SECONDS
+from tui.io.store.run_records import RunKey, RunRecorder, Scope, run_key
+from tui.io.store.run_store import StoreError
 
-Segment = str | tuple[str, str]
-_PHASE_TEXT = {
-    BenchPhase.IDLE: ("", "$text-muted"),
-    BenchPhase.ASKING: ("waiting for your answer", "$warning"),
-    BenchPhase.RUNNING: ("running", "$accent"),
-    BenchPhase.DONE: ("done", "$success"),
-    BenchPhase.FAILED: ("stopped", "$error"),
-}
-# Results table: header, width and how each cell is read from a level's fields.
-_COLUMNS = (("c", 4), ("done/fail", 10), ("req/s", 7), ("tok/s", 8), ("TTFT ms", 8),
-            ("TPOT ms", 8), ("ITL ms", 7))  # fmt: skip
-_ACCEPT_HEADER = "accept: client · server · log"
-
-
-def _number(value: object, digits: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "-"
-    return f"{value:.{digits}f}"
-
-
-def progress_line(level: LevelProgress, width: int = 20) -> Content:
-    """``c=4  ━━━━━━────  6/8  ✖ 2 failed`` for one level."""
-    total = level.total
-    fraction = (level.done / total) if total else (1.0 if level.finished else 0.0)
-    count = f"{level.done}/{total}" if total else str(level.done)
-    line = Content(f"c={level.concurrency:<4} ") + bar(fraction, width) + Content(f"  {count:>9}")
-    if level.failed:
-        line += Content.assemble(("  ✖ ", "$error"), (f"{level.failed} failed", "bold $error"))
-    if level.finished:
-        line += Content.assemble(("  ✔", "$success"))
-    return line
+BENCH_ACTIONS = frozenset({"bench", "compare"})
+BENCH_BINDINGS: list[BindingType] = [
+    Binding("b", "bench", "Bench", id="bench"),
+    Binding("c", "compare", "Compare", id="compare"),
+]
 
 
-def _accept_text(fields: Mapping[str, Any]) -> str:
-    view = accept_view(fields)
-    if not view.any:
-        return "-"
-    server = _number(view.server, 2)
-    if view.server is not None and view.server_basis == "lifetime":
-        server += " (lifetime)"
-    log = _number(view.log, 2)
-    if view.log is not None:
-        log += f" ({view.log_samples})"
-    return f"{_number(view.client, 2)} · {server} · {log}"
+class _Messenger:
+    """Tells the pane what the running benchmark did, as messages."""
 
+    def __init__(self, post: Callable[[Message], bool]) -> None:
+        self.post = post
 
-def _tokens(fields: Mapping[str, Any]) -> Content:
-    view = token_view(fields)
-    if not view.disagree:
-        return Content(str(view.server) if view.server is not None else "-")
-    client = "-" if view.client is None else str(view.client)
-    text = f"{view.server} server ≠ {client} client"
-    if view.mismatched_requests:
-        text += f" ({view.mismatched_requests} requests differ)"
-    return Content.styled(text, "$warning")
+    def started(self, title: str, levels: Sequence[int], per_level: int | None) -> None:
+        self.post(BenchStarted(title, tuple(levels), per_level))
 
+    def progressed(self, concurrency: int, done: int, failed: int) -> None:
+        self.post(BenchProgressed(concurrency, done, failed))
 
-def result_row(fields: Mapping[str, Any]) -> Content:
-    """One level of the results table."""
-    failed = fields.get("failed")
-    done = f"{_number(fields.get('completed'), 0)}/{_number(failed, 0)}"
-    cells = (
-        _number(fields.get("max_concurrency"), 0), done,
-        _number(fields.get("request_throughput"), 2), _number(fields.get("output_throughput"), 1),
-        _number(fields.get("median_ttft_ms"), 1), _number(fields.get("median_tpot_ms"), 2),
-        _number(fields.get("median_itl_ms"), 1),
-    )  # fmt: skip
-    parts: list[Segment] = []
-    for (_name, width), cell in zip(_COLUMNS, cells, strict=True):
-        failing = cell == done and isinstance(failed, int) and failed > 0
-        parts.append((f"{cell:>{width}} ", "bold $error") if failing else f"{cell:>{width}} ")
-    parts.append(f" {_accept_text(fields):<36} ")
-    return Content.assemble(*parts) + _tokens(fields)
-
-
-def results_table(levels: list[Mapping[str, Any]]) -> Content:
-    """The header and one row per finished level."""
-    header = "".join(f"{name:>{width}} " for name, width in _COLUMNS)
-    lines = [Content.styled(f"{header} {_ACCEPT_HEADER:<36} tokens", "bold $text-muted")]
-    lines.extend(result_row(fields) for fields in levels)
-    return Content("\n").join(lines)
-
-
-def title_line(state: BenchState) -> Content:
-    phase, style = _PHASE_TEXT[state.phase]
-    parts: list[Segment] = [("Benchmark", "bold")]
-    if state.runs:
-        parts.append(f" #{state.runs}")
-    if state.title:
-        parts.append(f" · {printable(state.title)}")
-    if phase:
-        parts.extend([" · ", (phase, f"bold {style}")])
-    return Content.assemble(*parts)
-
-
-def errors_text(state: BenchState) -> Content:
-    """The benchmark's own error, then the distinct errors of failed requests."""
-    lines = [Content.styled(f"✖ {printable(state.error)}", "$error")] if state.error else []
-    failed = state.failed_requests
-    if failed:
-        lines.append(Content.styled(f"{failed} request(s) failed:", "bold $error"))
-        lines.extend(Content(f"  {printable(error)}") for error in state.request_errors)
-    return Content("\n").join(lines)
-
-
-def hint_text(state: BenchState) -> Content:
-    note = f"{printable(state.note)} · " if state.note else ""
-    return Content.styled(f"{note}b runs the benchmark again · c compares runs", "$text-muted")
+    def level_finished(self, concurrency: int, figures: LevelFigures) -> None:
+        self.post(BenchLevelFinished(concurrency, figures))
 
 
 class BenchPane(Vertical):
@@ -159,9 +97,28 @@ class BenchPane(Vertical):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        setup: BenchSetup | None = None,
+        snapshot: Callable[[], Snapshot] = Snapshot,
+        *,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.version = -1
+        self.setup = setup
+        self.snapshot = snapshot
+        self.state = BenchState()
+        self.settle = SETTLE_SECONDS
+        self.busy = False
+        options = self.options
+        host = None if setup is None else setup.host
+        self.recorder = RunRecorder(options.data_dir, options.profile, host)
+        self._seen_ready: set[RunKey] = set()
+
+    @property
+    def options(self) -> BenchOptions:
+        return self.setup.options if self.setup is not None else BenchOptions()
 
     def compose(self) -> ComposeResult:
         yield Static(Content(""), id="bench-title")
@@ -194,6 +151,146 @@ class BenchPane(Vertical):
         shown.update(errors)
         shown.display = bool(errors.plain)
         self.query_one("#bench-hint", Static).update(hint_text(state))
+
+    def check(self, action: str) -> bool | None:
+        """For ``check_action``: ``b`` and ``c`` need a server port (without one the app
+        records nothing), and ``b`` no benchmark running."""
+        if action not in BENCH_ACTIONS:
+            return True
+        if self.setup is None:
+            return False
+        return None if action == "bench" and self.busy else True
+
+    # --- the verdict ---------------------------------------------------------------------
+
+    def verdict_seen(self, view: MonitorView) -> None:
+        """Called on every repaint: the first READY (or FAILED) of a run is acted on once."""
+        key = run_key(view.snapshot)
+        if view.verdict is Verdict.FAILED and not self.recorder.noted(view.snapshot):
+            self._record_later(view.snapshot)
+        if view.verdict is not Verdict.READY or key in self._seen_ready:
+            return
+        self._seen_ready.add(key)
+        if self.setup is None:
+            return
+        self._record_later(view.snapshot)
+        mode = self.options.config.mode
+        if mode == "auto":
+            self.start()
+        elif mode == "ask":
+            self.ask()
+        else:
+            self.state.declined("benchmark mode is off; b runs it")
+            self._redraw()
+
+    def _record_later(self, snapshot: Snapshot) -> None:
+        if self.setup is not None:
+            self.recorder.note(snapshot)
+            self.run_worker(self._record(snapshot), group="bench-record", exit_on_error=False)
+
+    async def _record(self, snapshot: Snapshot) -> int | None:
+        """The history id of ``snapshot``'s run (None, and a warning, when it is not stored)."""
+        try:
+            return await self.recorder.run_id(snapshot)
+        except StoreError as exc:
+            self.notify(f"run not recorded: {clean(str(exc))}", markup=False, severity="warning")
+            return None
+
+    def ask(self) -> None:
+        self.state.asking()
+        self._redraw()
+        self.app.push_screen(BenchAskScreen(), self._answered)
+
+    def _answered(self, yes: bool | None) -> None:
+        if yes:
+            self.start()
+        else:
+            self.state.declined()
+            self._redraw()
+
+    # --- running -------------------------------------------------------------------------
+
+    def run_again(self, verdict: Verdict | None) -> None:
+        """The ``b`` key: benchmark now if the verdict on screen is READY, else say why not."""
+        if verdict is not Verdict.READY:
+            shown = "not known yet" if verdict is None else verdict.value
+            self.notify(f"not benchmarked: the server is {shown}, not READY", markup=False,
+                        severity="warning")  # fmt: skip
+            return
+        self.start()
+
+    def start(self) -> None:
+        """Benchmark now, unless one is already running."""
+        if self.setup is None:
+            self.notify("no server port to benchmark", markup=False)
+            return
+        if self.busy:
+            self.notify("a benchmark is already running", markup=False)
+            return
+        self._set_busy(True)
+        self.run_worker(self._bench(self.setup), group="bench", exit_on_error=False)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.app.refresh_bindings()
+
+    async def _bench(self, setup: BenchSetup) -> None:
+        try:
+            run_id = await self._record(self.snapshot())
+            request = BenchRequest(setup, self.snapshot, run_id, self.settle)
+            note = await run_benchmark(request, _Messenger(self.post_message))
+            self.post_message(BenchFinished(note))
+        except BenchRunFailed as exc:
+            self.post_message(BenchFailed(str(exc)))
+        finally:
+            self._set_busy(False)
+
+    # --- what the benchmark told ---------------------------------------------------------
+
+    @on(BenchStarted)
+    def _started(self, event: BenchStarted) -> None:
+        self.state.started(event.title, event.levels, event.per_level)
+        self._redraw()
+
+    @on(BenchProgressed)
+    def _progressed(self, event: BenchProgressed) -> None:
+        self.state.progressed(event.concurrency, event.done, event.failed)
+        self._redraw()
+
+    @on(BenchLevelFinished)
+    def _level_finished(self, event: BenchLevelFinished) -> None:
+        self.state.level_finished(event.concurrency, event.figures)
+        self._redraw()
+
+    @on(BenchFinished)
+    def _finished(self, event: BenchFinished) -> None:
+        self.state.finished(event.note)
+        self._redraw()
+
+    @on(BenchFailed)
+    def _failed(self, event: BenchFailed) -> None:
+        self.state.failed(event.error)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self.is_mounted:
+            self.show(self.state)
+
+    # --- comparison ----------------------------------------------------------------------
+
+    def scopes(self) -> list[Scope]:
+        """What the comparison can list: the profile's runs, then the model's."""
+        found = []
+        if self.options.profile:
+            found.append(Scope("profile", self.options.profile))
+        model = self.snapshot().server.model
+        if model:
+            found.append(Scope("model", model))
+        return found
+
+    def compare(self) -> None:
+        """Open the comparison view (the ``c`` key)."""
+        self.app.push_screen(CompareScreen(self.scopes(), self.options.data_dir))
 
 
 class BenchAskScreen(ModalScreen[bool]):

@@ -6,10 +6,11 @@ import: the rules are tested without an app.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from tui.engine.bench.level_figures import LevelFigures
 
 MAX_ERRORS = 5
 
@@ -27,17 +28,17 @@ class BenchPhase(str, Enum):
 
 @dataclass(slots=True)
 class LevelProgress:
-    """One concurrency level: requests finished and failed so far, then its result fields."""
+    """One concurrency level: requests finished and failed so far, then its figures."""
 
     concurrency: int
     total: int | None
     done: int = 0
     failed: int = 0
-    fields: Mapping[str, Any] | None = None
+    figures: LevelFigures | None = None
 
     @property
     def finished(self) -> bool:
-        return self.fields is not None
+        return self.figures is not None
 
 
 @dataclass(slots=True)
@@ -84,14 +85,14 @@ class BenchState:
             found.done, found.failed = done, failed
             self._changed()
 
-    def level_finished(self, concurrency: int, fields: Mapping[str, Any]) -> None:
+    def level_finished(self, concurrency: int, figures: LevelFigures) -> None:
         found = self.level(concurrency)
         if found is None:
             found = LevelProgress(concurrency, None)
             self.levels.append(found)
-        found.fields = fields
-        found.done = _count(fields.get("completed"), found.done)
-        found.failed = _count(fields.get("failed"), found.failed)
+        found.figures = figures
+        found.done = _count(figures.completed, found.done)
+        found.failed = _count(figures.failed, found.failed)
         if found.total is None:
             found.total = found.done + found.failed
         self._changed()
@@ -111,9 +112,9 @@ class BenchState:
         return self.phase is BenchPhase.RUNNING
 
     @property
-    def results(self) -> list[Mapping[str, Any]]:
-        """The fields of every finished level, in order."""
-        return [lv.fields for lv in self.levels if lv.fields is not None]
+    def results(self) -> list[LevelFigures]:
+        """The figures of every finished level, in order."""
+        return [lv.figures for lv in self.levels if lv.figures is not None]
 
     @property
     def failed_requests(self) -> int:
@@ -123,15 +124,10 @@ class BenchState:
     def request_errors(self) -> list[str]:
         """Distinct errors of failed requests across the levels (at most ``MAX_ERRORS``)."""
         seen: list[str] = []
-        for fields in self.results:
-            errors = fields.get("errors")
-            for error in errors if isinstance(errors, list) else []:
-                if isinstance(error, str) and error not in seen:
-                    seen.append(error)
+        for figures in self.results:
+            seen.extend(error for error in figures.errors if error not in seen)
         return seen[:MAX_ERRORS]
 
 
-def _count(value: object, default: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return default
+def _count(value: int | None, default: int) -> int:
+    return value if value is not None and value >= 0 else default

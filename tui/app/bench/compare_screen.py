@@ -21,14 +21,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tui.app.bench.run_records import Scope, load_columns
 from tui.app.feed.logbook import printable
-from tui.engine.bench.run_compare import Cell, CompareRow, Judgement, RunColumn, compare_rows
+from tui.engine.bench.run_compare import Cell, Change, CompareRow, RunColumn, compare_rows
+from tui.io.store.run_records import Scope, load_columns
 from tui.io.store.run_store import StoreError
 
 NAME_WIDTH = 16
 CELL_WIDTH = 22
-_MARK = {Judgement.BETTER: (" ▲", "$success"), Judgement.WORSE: (" ▼", "$error")}
+_MARK = {Change.BETTER: (" ▲", "$success"), Change.WORSE: (" ▼", "$error")}
 
 Loader = Callable[[Path | None, Scope], list[RunColumn]]
 

@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from tui.app.feed.engine_link import Line, verdict_for
-from tui.app.monitor.view_model import HealthReading
+from tui.app.feed.engine_link import Line
 from tui.engine.cluster.cluster_engine import ClusterEngine, ClusterUpdate
+from tui.engine.judge.judge import Judgement, Signals, judge
+from tui.engine.judge.stall import StallPolicy
 from tui.engine.startup.snapshot import Snapshot
-from tui.engine.startup.vocabulary import Verdict
+from tui.engine.timing.estimate import Expectations
 
 
 class NodeFeed(Protocol):
@@ -68,10 +69,10 @@ class ClusterLink:
     def take(self, update: ClusterUpdate) -> list[Line]:
         return [(line.rank, line.text, line.problem) for line in update.lines]
 
-    def verdict(
-        self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
-    ) -> tuple[Verdict, tuple[str, ...]]:
-        return verdict_for(self.cluster.snapshot, connected, health, stalled)
+    def judge(
+        self, signals: Signals, expectations: Expectations, now: float, policy: StallPolicy
+    ) -> Judgement:
+        return judge(self.cluster.snapshot, signals, expectations, now, policy)
 
 
 class _Node:

@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from tui.app.monitor.view_model import HealthKind, HealthReading
-from tui.engine.judge.verdict import HealthState, decide_verdict
+from tui.engine.judge.judge import Judgement, Signals, judge
+from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.log_engine import LogEngine, Update
 from tui.engine.startup.snapshot import Snapshot
-from tui.engine.startup.vocabulary import Verdict
+from tui.engine.timing.estimate import Expectations
 
 Line = tuple[str | None, str, bool]
 
@@ -38,10 +38,10 @@ class EngineLink(Protocol):
         """The file was replaced or truncated: what follows is a new run."""
         ...
 
-    def verdict(
-        self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
-    ) -> tuple[Verdict, tuple[str, ...]]:
-        """The server verdict and one sentence per disagreement between the signals."""
+    def judge(
+        self, signals: Signals, expectations: Expectations, now: float, policy: StallPolicy
+    ) -> Judgement:
+        """The judge's verdict over this snapshot and the signals (``tui.engine.judge``)."""
         ...
 
 
@@ -71,30 +71,7 @@ class EngineAdapter:
     def new_run(self, reason: str) -> list[Line]:
         return self._take(self.engine.mark_new_run(reason))
 
-    def verdict(
-        self, *, connected: bool, health: HealthReading, stalled: frozenset[str]
-    ) -> tuple[Verdict, tuple[str, ...]]:
-        return verdict_for(self._snapshot, connected, health, stalled)
-
-
-_HEALTH_STATES = {
-    HealthKind.UNKNOWN: HealthState.UNKNOWN,
-    HealthKind.REFUSED: HealthState.REFUSED,
-    HealthKind.STARTING: HealthState.UNAVAILABLE,
-    HealthKind.ERROR: HealthState.UNAVAILABLE,
-    HealthKind.OK: HealthState.OK,
-}
-
-
-def verdict_for(
-    snapshot: Snapshot, connected: bool, health: HealthReading, stalled: frozenset[str]
-) -> tuple[Verdict, tuple[str, ...]]:
-    """The engine's verdict over the log, the link, ``/health`` and the test generation."""
-    report = decide_verdict(
-        snapshot,
-        connected=connected,
-        health=_HEALTH_STATES[health.kind],
-        generation_ok=health.generation_ok,
-        stalled_ranks=tuple(sorted(stalled)),
-    )
-    return report.verdict, report.disagreements
+    def judge(
+        self, signals: Signals, expectations: Expectations, now: float, policy: StallPolicy
+    ) -> Judgement:
+        return judge(self._snapshot, signals, expectations, now, policy)

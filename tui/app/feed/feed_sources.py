@@ -15,7 +15,7 @@ from textual.message import Message
 from tui.app.monitor.monitor_messages import (
     ChunkReceived,
     ConnectionChanged,
-    HealthChanged,
+    HealthPolled,
     StreamEnded,
 )
 from tui.app.monitor.view_model import ConnectionState, HealthReading
@@ -85,5 +85,5 @@ def as_message(step: bytes | ConnectionState | HealthReading | Message) -> Messa
     if isinstance(step, ConnectionState):
         return ConnectionChanged(step)
     if isinstance(step, HealthReading):
-        return HealthChanged(step)
+        return HealthPolled(step)
     return step

@@ -2,37 +2,29 @@
 forward.
 
 The poller asks ``/health`` about once a second and, once it answers 200, one real one-token
-generation; this adapter turns each change it reports into a ``HealthChanged`` message.
+generation; this adapter turns each change it reports into a ``HealthPolled`` message.
 """
 
 from __future__ import annotations
 
 from tui.app.feed.feed_sources import Post
-from tui.app.monitor.monitor_messages import HealthChanged
-from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.app.monitor.monitor_messages import HealthPolled
+from tui.app.monitor.view_model import HealthReading
+from tui.engine.judge.health import HealthState
 from tui.io.health import health_poll as io_health
 from tui.io.transport.host_session import HostSession, SessionClosed
 from tui.io.transport.transport import LinkLost
-
-_KINDS = {
-    io_health.HealthState.NO_LINK: HealthKind.ERROR,
-    io_health.HealthState.REFUSED: HealthKind.REFUSED,
-    io_health.HealthState.STARTING: HealthKind.STARTING,
-    io_health.HealthState.UNHEALTHY: HealthKind.ERROR,
-    io_health.HealthState.HEALTHY: HealthKind.OK,
-    io_health.HealthState.READY: HealthKind.OK,
-}
 
 
 def reading(change: io_health.HealthChanged) -> HealthReading:
     """The badge's reading for one change reported by the poller."""
     generated: bool | None = None
-    if change.state is io_health.HealthState.READY:
+    if change.state is HealthState.READY:
         generated = True
-    elif change.state is io_health.HealthState.HEALTHY and change.detail:
+    elif change.state is HealthState.HEALTHY and change.detail:
         generated = False
     return HealthReading(
-        _KINDS[change.state], change.status, change.latency_ms, "/health", generated,
+        change.state, change.status, change.latency_ms, "/health", generated,
         change.detail,
     )  # fmt: skip
 
@@ -56,4 +48,4 @@ class HealthSource:
 
     async def run(self, post: Post) -> None:
         async for change in self.poller.changes():
-            post(HealthChanged(reading(change)))
+            post(HealthPolled(reading(change)))

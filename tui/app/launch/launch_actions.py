@@ -1,9 +1,11 @@
 """Launch (``L``), kill (``K``) and restart (``R``) from the monitor app.
 
-:class:`LaunchControl` owns everything the app needs: whether each key applies right now (for
-``check_action``, so the footer greys out or removes them), the confirmation before anything is
-stopped (default answer No), the workers that do the work, and a status poll that notices when
-the server ends on its own. Without a launcher (a server watched read-only, or started outside
+:class:`LaunchActions` is a widget without looks that owns the feature: whether each key
+applies right now (for ``check_action``, so the footer greys out or removes them), the
+confirmation before anything is stopped (default answer No), the workers that call the launcher
+(``tui.io.launch.launcher``) and a status poll that notices when the server ends on its own.
+The workers report with :class:`LaunchReported` and :class:`RunStatusChanged`, which the widget
+handles itself. Without a launcher (a server watched read-only, or started outside
 bringup) or with ``read_only`` the three keys are removed entirely.
 
 Text that came from a host is shown as plain content: it is sanitized and never parsed as markup.
@@ -16,25 +18,20 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from textual.app import App, ComposeResult
+from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from tui.engine.launch.launch_plan import PlanError
 from tui.engine.launch.launch_record import HowEnded, RunState, RunStatus
 from tui.engine.logs.sanitize import sanitize_line
-from tui.io.launch.launch_node import NodeError
 from tui.io.launch.launch_profile import kill_lines, launch_lines
-from tui.io.launch.launcher import Launcher, LaunchResult, ReadOnlyError
-from tui.io.transport.ssh import ConnectError
-from tui.io.transport.transport import TransportError
-
-FAILURES = (ConnectError, NodeError, PlanError, ReadOnlyError, TransportError, OSError)
-"""What a launch action can fail with; each is reported instead of stopping the monitor."""
+from tui.io.launch.launcher import LAUNCH_FAILURES, Launcher, LaunchResult
 
 LauncherOpener = Callable[[], contextlib.AbstractAsyncContextManager[Launcher]]
 """Opens a launcher (and its connections) for one use; closing it closes the connections."""
@@ -114,17 +111,18 @@ class RunStatusChanged(Message):
         self.statuses = tuple(statuses)
 
 
-class LaunchControl:
-    """Launch, kill and restart for ``app``, using launchers from ``opener``."""
+class LaunchActions(Widget):
+    """Launch, kill and restart, using launchers from ``opener``; shows nothing itself."""
+
+    DEFAULT_CSS = "LaunchActions { display: none; }"
 
     def __init__(
         self,
-        app: App[Any],
         opener: LauncherOpener | None,
         read_only: bool = False,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
-        self.app = app
+        super().__init__()
         self.opener = opener
         self.read_only = read_only
         self.poll_seconds = poll_seconds
@@ -154,10 +152,10 @@ class LaunchControl:
             return None
         return True
 
-    def start(self) -> None:
-        """Start polling the run's status (call from the app's ``on_mount``)."""
+    def on_mount(self) -> None:
+        """Start polling the run's status."""
         if self.available:
-            self.app.run_worker(self._poll(), group="launch-status", exit_on_error=False)
+            self.run_worker(self._poll(), group="launch-status", exit_on_error=False)
 
     def launch(self) -> None:
         self._run("launch", self._launch)
@@ -171,7 +169,7 @@ class LaunchControl:
     def _run(self, action: str, body: Callable[[], Any]) -> None:
         if self.check(action) is not True:
             return
-        self.app.run_worker(body(), group="launch", exclusive=True, exit_on_error=False)
+        self.run_worker(body(), group="launch", exclusive=True, exit_on_error=False)
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -182,12 +180,16 @@ class LaunchControl:
         return bool(answer)
 
     def _report(self, action: str, lines: Sequence[str], ok: bool) -> None:
+        self.post_message(LaunchReported(action, lines, ok))
+
+    @on(LaunchReported)
+    def _reported(self, report: LaunchReported) -> None:
+        action, lines = report.action, report.lines
         text = "\n".join(sanitize_line(line) for line in lines) or f"{action}: nothing to report"
-        if ok:
-            self.app.notify(text, title=action.capitalize(), markup=False)
+        if report.ok:
+            self.notify(text, title=action.capitalize(), markup=False)
         else:
-            self.app.notify(text, title=action.capitalize(), markup=False, severity="error")
-        self.app.post_message(LaunchReported(action, lines, ok))
+            self.notify(text, title=action.capitalize(), markup=False, severity="error")
 
     async def _with_launcher(self, action: str, work: Callable[[Launcher], Any]) -> None:
         assert self.opener is not None
@@ -195,8 +197,8 @@ class LaunchControl:
         try:
             async with self.opener() as launcher:
                 await work(launcher)
-                self._show(await launcher.status())
-        except FAILURES as exc:
+                self._probed(await launcher.status())
+        except LAUNCH_FAILURES as exc:
             self._report(action, [f"{action} failed: {exc}"], False)
         finally:
             self._set_busy(False)
@@ -252,11 +254,16 @@ class LaunchControl:
 
         await self._with_launcher("restart", work)
 
-    def _show(self, statuses: Sequence[RunStatus]) -> None:
+    def _probed(self, statuses: Sequence[RunStatus]) -> None:
+        self.post_message(RunStatusChanged(statuses))
+
+    @on(RunStatusChanged)
+    def _status_changed(self, message: RunStatusChanged) -> None:
         """Remember the statuses; announce a run seen running (or launched here) that ended."""
-        if tuple(statuses) == self.statuses:
+        statuses = message.statuses
+        if statuses == self.statuses:
             return
-        self.statuses = tuple(statuses)
+        self.statuses = statuses
         for status in statuses:
             key = status.run_id or ""
             before = self._states.get(key)
@@ -264,12 +271,11 @@ class LaunchControl:
             was_running = before in (RunState.RUNNING, RunState.STARTING)
             if was_running and status.state is RunState.ENDED:
                 self._ended(status)
-        self.app.post_message(RunStatusChanged(statuses))
         self.app.refresh_bindings()
 
     def _ended(self, status: RunStatus) -> None:
         failed = status.how_ended is HowEnded.FAILED
-        self.app.notify(
+        self.notify(
             f"{status.host}: {status.describe()}",
             title="Server failed" if failed else "Server ended",
             markup=False,
@@ -288,7 +294,7 @@ class LaunchControl:
         try:
             async with self.opener() as launcher:
                 while True:
-                    self._show(await launcher.status())
+                    self._probed(await launcher.status())
                     await asyncio.sleep(self.poll_seconds)
-        except FAILURES:
+        except LAUNCH_FAILURES:
             return

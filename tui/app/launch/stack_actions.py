@@ -2,39 +2,35 @@
 
 The rank is the focused one, or, when the verdict is STALLED and no rank is focused, the stalled
 one. Its process is looked for in the process group of the run bringup launched (the launch
-record that the launch control polls), on the node that runs the rank, through that node's
-session: nothing new is opened. The dump runs in a worker; its text (sanitized by
-:mod:`tui.io.stacks.stack_dump`) is added to the log ring under the rank, so the log view shows it
-next to
-the rank's own lines as plain text, never as markup. Every way it can fail (no launch record, the
-run ended, py-spy missing, the process not found, the link down) ends in a notification.
+record that the launch actions poll), on the node that runs the rank, through that node's
+session: nothing new is opened. The dump (``tui.io.stacks.stack_dump.dump_rank_stacks``) runs
+in a worker of :class:`StackActions`, which hears of it with :class:`StacksDumped`; its text,
+sanitized, is added to the log ring under the rank, so the log view shows it next to the rank's
+own lines as plain text, never as markup. Every way it can fail (no launch record, the run
+ended, py-spy missing, the process not found, the link down) ends in a notification.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from textual.app import App
+from textual import on
 from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widget import Widget
 
 from tui.app.monitor.monitor_state import MonitorState
 from tui.app.monitor.view_model import MonitorView
 from tui.app.screens.log_view import LogScreen
 from tui.engine.launch.launch_record import RunState, RunStatus
-from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup.vocabulary import Verdict
-from tui.io.stacks.stack_dump import StackDump, dump_stacks
-from tui.io.transport.deadline import within
+from tui.io.stacks.stack_dump import StackDump, dump_rank_stacks
 from tui.io.transport.host_session import HostSession
-from tui.io.transport.transport import TransportError
 
 STACK_ACTIONS = frozenset({"dump_stacks"})
 STACK_BINDINGS: list[BindingType] = [
     Binding("d", "dump_stacks", "Stacks", id="dump-stacks"),
 ]
-LINK_TIMEOUT_SECONDS = 15.0
 NO_RECORD = (
     "no launch record: this server was not launched by bringup (L), so the process group of "
     "its ranks is unknown"
@@ -72,22 +68,31 @@ def dump_lines(tag: str, group: int, dump: StackDump) -> list[tuple[str | None, 
     return [(tag, heading, False), *((tag, line, False) for line in dump.text.splitlines())]
 
 
-class StackControl:
-    """Dumps stacks for ``app`` through ``sessions`` (one per node, node 0 first)."""
+class StacksDumped(Message):
+    """A dump of ``tag``'s stacks (process group ``group``) finished, well or not."""
+
+    def __init__(self, tag: str, group: int, dump: StackDump) -> None:
+        super().__init__()
+        self.tag = tag
+        self.group = group
+        self.dump = dump
+
+
+class StackActions(Widget):
+    """Dumps stacks through ``sessions`` (one per node, node 0 first); shows nothing itself."""
+
+    DEFAULT_CSS = "StackActions { display: none; }"
 
     def __init__(
         self,
-        app: App[Any],
         state: MonitorState,
         sessions: Sequence[HostSession],
         statuses: Callable[[], Sequence[RunStatus]],
-        open_log: Callable[[str], None],
     ) -> None:
-        self.app = app
+        super().__init__()
         self.state = state
         self.sessions = tuple(sessions)
         self.statuses = statuses
-        self.open_log = open_log
         self.py_spy = "py-spy"
         self.busy = False
 
@@ -116,35 +121,36 @@ class StackControl:
         engine = "auto" if view is None else view.snapshot.server.engine or "auto"
         self._set_busy(True)
         work = self._dump(self.sessions[node], group, engine, tag)
-        self.app.run_worker(work, group="stacks", exit_on_error=False)
+        self.run_worker(work, group="stacks", exit_on_error=False)
 
     async def _dump(self, session: HostSession, group: int, engine: str, tag: str) -> None:
         try:
-            transport = await within(session.transport(), LINK_TIMEOUT_SECONDS)
-            dump = await dump_stacks(
-                transport, process_group=group, engine=engine, tag=tag, py_spy=self.py_spy
+            dump = await dump_rank_stacks(
+                session, process_group=group, engine=engine, tag=tag, py_spy=self.py_spy
             )
-        except (TransportError, OSError, ValueError, asyncio.TimeoutError) as exc:
-            detail = sanitize_line(str(exc)) or type(exc).__name__
-            dump = StackDump(False, "", f"cannot dump the stacks of {tag}: {detail}")
         finally:
             self._set_busy(False)
-        self.show(tag, group, dump)
+        self.post_message(StacksDumped(tag, group, dump))
 
-    def show(self, tag: str, group: int, dump: StackDump) -> None:
+    @on(StacksDumped)
+    def _dumped(self, message: StacksDumped) -> None:
         """Put a dump in the log ring and open the rank's log; a failure is a notification."""
+        tag, dump = message.tag, message.dump
         if not dump.ok:
             self._warn(dump.message)
             return
-        self.state.log.extend(dump_lines(tag, group, dump))
+        self.state.log.extend(dump_lines(tag, message.group, dump))
         self.state.touch()
-        self.app.notify(f"{dump.message}: shown in the log", title="Stacks", markup=False)
+        self.notify(f"{dump.message}: shown in the log", title="Stacks", markup=False)
         if not isinstance(self.app.screen, LogScreen):
-            self.open_log(tag)
+            self.app.push_screen(LogScreen(self.state.log, tag), self._log_closed)
+
+    def _log_closed(self, _: None) -> None:
+        self.state.touch()
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
         self.app.refresh_bindings()
 
     def _warn(self, text: str) -> None:
-        self.app.notify(text, title="Stacks", markup=False, severity="warning", timeout=10)
+        self.notify(text, title="Stacks", markup=False, severity="warning", timeout=10)

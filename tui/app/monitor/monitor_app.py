@@ -15,19 +15,17 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from tui.app.bench.bench_messages import BenchEvent
-from tui.app.bench.bench_runs import BenchSetup
-from tui.app.bench.bench_worker import BENCH_ACTIONS, BENCH_BINDINGS, BenchControl
+from tui.app.bench.bench_pane import BENCH_ACTIONS, BENCH_BINDINGS, BenchPane
 from tui.app.feed.engine_link import EngineLink
 from tui.app.feed.feed_sources import Backpressure, Source, Throttled
 from tui.app.feed.ingest import Ingest
-from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchControl, LauncherOpener
-from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackControl
+from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchActions, LauncherOpener
+from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
 from tui.app.monitor.monitor_messages import (
     ChunkReceived,
     ConnectionChanged,
-    HealthChanged,
+    HealthPolled,
     RankFocused,
     StreamEnded,
     StreamMarked,
@@ -46,6 +44,7 @@ from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main_screen import MainScreen
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
+from tui.io.bench.bench_setup import BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed
 from tui.io.transport.host_session import HostSession
 
@@ -113,11 +112,9 @@ class MonitorApp(App[int]):
         self._wanted_theme = theme
         self._user_keys = dict(keymap or {})
         self._reconnect = reconnect
-        self.launch_control = LaunchControl(self, launcher, read_only)
-        self.bench = BenchControl(self, bench, lambda: self.state.link.snapshot)
-        self.stacks = StackControl(
-            self, self.state, hosts, lambda: self.launch_control.statuses, self.open_rank_log
-        )
+        self.launch_actions = LaunchActions(launcher, read_only)
+        self.bench = BenchPane(bench, lambda: self.state.link.snapshot, id="bench")
+        self.stack_actions = StackActions(self.state, hosts, lambda: self.launch_actions.statuses)
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
@@ -127,7 +124,7 @@ class MonitorApp(App[int]):
         return dict(SEMANTIC_DEFAULTS)
 
     def get_default_screen(self) -> MainScreen:
-        return MainScreen()
+        return MainScreen(self.bench, (self.launch_actions, self.stack_actions))
 
     def waiting_bytes(self) -> int:
         """Log bytes a source handed over that the engine has not parsed yet."""
@@ -152,7 +149,6 @@ class MonitorApp(App[int]):
             self.run_worker(health, group="health", exit_on_error=False)
         for feed in self._telemetry:
             self.run_worker(self._read_gpus(feed), group="telemetry", exit_on_error=False)
-        self.launch_control.start()
         # Everything built so far lives as long as the app: keep it out of every future garbage
         # collection, so a full collection during a log flood costs milliseconds, not a freeze.
         self.call_after_refresh(gc.freeze)
@@ -200,17 +196,13 @@ class MonitorApp(App[int]):
     def _connection(self, message: ConnectionChanged) -> None:
         self.state.set_connection(message.state, message.detail)
 
-    @on(HealthChanged)
-    def _health_changed(self, message: HealthChanged) -> None:
+    @on(HealthPolled)
+    def _health_polled(self, message: HealthPolled) -> None:
         self.state.set_health(message.reading)
 
     @on(GpuTelemetryUpdated)
     def _gpus(self, message: GpuTelemetryUpdated) -> None:
         self.state.set_gpu(message.snapshot, message.nodes)
-
-    @on(BenchEvent)
-    def _bench_event(self, message: BenchEvent) -> None:
-        self.bench.handle(message)
 
     @on(RankFocused)
     def _rank_focused(self, message: RankFocused) -> None:
@@ -321,8 +313,8 @@ class MonitorApp(App[int]):
         if action in BENCH_ACTIONS:
             return self.bench.check(action)
         if action in STACK_ACTIONS:
-            return self.stacks.check(action)
-        return self.launch_control.check(action)
+            return self.stack_actions.check(action)
+        return self.launch_actions.check(action)
 
     def action_bench(self) -> None:
         self.bench.run_again(None if self.last_view is None else self.last_view.verdict)
@@ -332,16 +324,16 @@ class MonitorApp(App[int]):
 
     def action_dump_stacks(self) -> None:
         main = self._main()
-        self.stacks.dump(self.last_view, None if main is None else main.focused_rank())
+        self.stack_actions.dump(self.last_view, None if main is None else main.focused_rank())
 
     def action_launch(self) -> None:
-        self.launch_control.launch()
+        self.launch_actions.launch()
 
     def action_kill(self) -> None:
-        self.launch_control.kill()
+        self.launch_actions.kill()
 
     def action_restart(self) -> None:
-        self.launch_control.restart()
+        self.launch_actions.restart()
 
     def action_help(self) -> None:
         groups = [("Monitor", self.BINDINGS), ("Log view", LogScreen.BINDINGS)]

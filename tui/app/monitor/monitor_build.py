@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from tui.app.bench.bench_runs import BenchOptions, BenchSetup
 from tui.app.feed.engine_link import EngineAdapter, EngineLink
 from tui.app.feed.feed_sources import Source
 from tui.app.feed.health_source import HealthSource
@@ -19,6 +18,7 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.themes import DEFAULT_THEME
 from tui.app.monitor.view_model import EXPECTED_STARTUP_SECONDS, Target
 from tui.engine.judge.stall import StallPolicy
+from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed, TelemetryChannel, TelemetrySettings
 from tui.io.store.history_store import StartupHistory
 from tui.io.store.run_store import database_file

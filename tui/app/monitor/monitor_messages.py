@@ -47,7 +47,7 @@ class ConnectionChanged(Message):
         self.detail = detail
 
 
-class HealthChanged(Message):
+class HealthPolled(Message):
     """The health poller has a new reading; only the latest one matters."""
 
     def __init__(self, reading: HealthReading) -> None:
@@ -55,7 +55,7 @@ class HealthChanged(Message):
         self.reading = reading
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, HealthChanged)
+        return isinstance(message, HealthPolled)
 
 
 class RankFocused(Message):

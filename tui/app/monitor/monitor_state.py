@@ -21,7 +21,8 @@ from tui.app.monitor.view_model import (
 )
 from tui.engine.gpu.gpu_map import RankGpu, map_ranks, rank_numbers
 from tui.engine.gpu.gpu_state import GpuSnapshot, merged
-from tui.engine.judge.stall import RankHealth, StallPolicy, assess
+from tui.engine.judge.judge import Signals
+from tui.engine.judge.stall import StallPolicy
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.timing.estimate import (
     Eta,
@@ -174,29 +175,31 @@ class MonitorState:
         now = self.clock()
         snapshot = self.link.snapshot
         plan = self.planner(snapshot)
-        statuses = assess(snapshot, plan, now, self.stall_policy)
-        stalled = frozenset(s.tag for s in statuses if s.health is RankHealth.STALLED)
-        verdict, disagreements = self.link.verdict(
-            connected=self.connection is ConnectionState.CONNECTED or self.received,
-            health=self.health,
-            stalled=stalled,
-        )
+        judgement = self.link.judge(self._signals(), plan, now, self.stall_policy)
         return MonitorView(
             target=self.target,
             snapshot=snapshot,
-            verdict=verdict,
+            verdict=judgement.verdict,
             connection=self.connection,
             eta=self._eta(snapshot, plan, now),
             plan=plan,
             connection_detail=self.connection_detail,
             health=self.health,
-            disagreements=disagreements,
-            statuses=statuses,
+            disagreements=judgement.disagreements,
+            statuses=judgement.statuses,
             now=now,
             markers=self.markers,
             gpu=self.gpu,
             placements=self._placements(snapshot),
             node_gpus=tuple(sorted(self.gpus.items())),
+        )
+
+    def _signals(self) -> Signals:
+        """What the judge hears besides the log: the link and the latest health poll."""
+        return Signals(
+            connected=self.connection is ConnectionState.CONNECTED or self.received,
+            health=self.health.state,
+            generation_ok=self.health.generation_ok,
         )
 
     def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:

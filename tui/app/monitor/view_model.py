@@ -10,6 +10,7 @@ from enum import Enum
 
 from tui.engine.gpu.gpu_map import RankGpu
 from tui.engine.gpu.gpu_state import GpuSnapshot
+from tui.engine.judge.health import HealthState
 from tui.engine.judge.stall import RankHealth, RankStatus
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
@@ -29,21 +30,11 @@ class ConnectionState(str, Enum):
     CLOSED = "closed"
 
 
-class HealthKind(str, Enum):
-    """What the last health poll answered."""
-
-    UNKNOWN = "unknown"
-    REFUSED = "refused"
-    STARTING = "starting"
-    OK = "ok"
-    ERROR = "error"
-
-
 @dataclass(frozen=True, slots=True)
 class HealthReading:
     """One health poll: classification, HTTP status, latency and the generation probe."""
 
-    kind: HealthKind = HealthKind.UNKNOWN
+    state: HealthState = HealthState.UNKNOWN
     status: int | None = None
     latency_ms: float | None = None
     endpoint: str = ""

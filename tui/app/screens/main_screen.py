@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from tui.app.bench.bench_pane import BenchPane
@@ -92,8 +93,11 @@ class MainScreen(Screen[None]):
 
     composed = False
 
-    def __init__(self) -> None:
+    def __init__(self, bench: BenchPane | None = None, features: Sequence[Widget] = ()) -> None:
+        """``features`` are widgets without looks that own a key's work (launch, stacks)."""
         super().__init__()
+        self._bench = bench if bench is not None else BenchPane(id="bench")
+        self._features = tuple(features)
         self._header = StatusHeader()
         self._grid = RankGrid(id="grid")
         self._failure = FailurePanel(id="failure")
@@ -101,8 +105,9 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self._header
         yield self._grid
-        yield BenchPane(id="bench")
+        yield self._bench
         yield self._failure
+        yield from self._features
         yield Footer()
 
     def on_mount(self) -> None:

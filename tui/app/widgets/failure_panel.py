@@ -10,17 +10,6 @@ from textual.widgets import Static
 from tui.app.feed.logbook import printable
 from tui.engine.startup.snapshot import Failure
 
-_KIND_TEXT = {
-    "oom": "out of memory",
-    "nccl": "NCCL / distributed error",
-    "cuda_graph": "CUDA graph capture failed",
-    "port_in_use": "port already in use",
-    "weights_missing": "model weights not found",
-    "traceback_other": "exception",
-    "hang": "no progress (hang)",
-    "killed": "process killed",
-}
-
 
 def failure_title(failure: Failure) -> Content:
     """``FAILED · TP3 · CUDA graphs · out of memory (line 1234)``."""
@@ -29,7 +18,7 @@ def failure_title(failure: Failure) -> Content:
         parts.extend([" · ", (printable(failure.rank), "bold")])
     if failure.stage is not None:
         parts.extend([" · ", failure.stage.label])
-    parts.extend([" · ", _KIND_TEXT.get(failure.kind.value, failure.kind.value)])
+    parts.extend([" · ", failure.kind.label])
     if failure.line:
         parts.append((f"  (log line {failure.line})", "$text-muted"))
     return Content.assemble(*parts)

@@ -16,6 +16,7 @@ from tui.app.widgets.content_line import ContentLine
 from tui.app.widgets.gpu_widgets import GpuSummary
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
 from tui.app.widgets.node_rows import traffic_note
+from tui.engine.servers import registry
 from tui.engine.startup.snapshot import ServerInfo
 from tui.engine.startup.vocabulary import Verdict
 
@@ -66,7 +67,7 @@ def _clean(part: str | tuple[str, str]) -> str | tuple[str, str]:
 
 
 def _engine(server: ServerInfo) -> str:
-    if server.engine == "unknown":
+    if server.engine == registry.UNKNOWN:
         return ""
     text = server.engine if server.version is None else f"{server.engine} {server.version}"
     sizes = [(server.tp_size, "TP"), (server.dp_size, "DP"), (server.ep_size, "EP")]

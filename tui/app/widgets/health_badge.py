@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.monitor.view_model import HealthKind, HealthReading
+from tui.app.monitor.view_model import HealthReading
+from tui.engine.judge.health import HealthState
 from tui.engine.startup.vocabulary import Verdict
 
 _VERDICT_MARK = {
@@ -18,11 +19,13 @@ _VERDICT_MARK = {
 }
 
 _HEALTH_TEXT = {
-    HealthKind.UNKNOWN: "health ?",
-    HealthKind.REFUSED: "port refused",
-    HealthKind.STARTING: "health 503",
-    HealthKind.OK: "health 200",
-    HealthKind.ERROR: "health error",
+    HealthState.UNKNOWN: "health ?",
+    HealthState.NO_LINK: "health error",
+    HealthState.REFUSED: "port refused",
+    HealthState.STARTING: "health 503",
+    HealthState.UNHEALTHY: "health error",
+    HealthState.HEALTHY: "health 200",
+    HealthState.READY: "health 200",
 }
 
 
@@ -62,12 +65,14 @@ class VerdictBadge(Static):
 def health_text(reading: HealthReading) -> Content:
     """``health 200 12 ms · gen ok`` styled by the reading's meaning."""
     style = {
-        HealthKind.OK: "$health-ok",
-        HealthKind.STARTING: "$health-starting",
-        HealthKind.REFUSED: "$health-down",
-        HealthKind.ERROR: "$health-down",
-    }.get(reading.kind, "$text-muted")
-    parts: list[str | tuple[str, str]] = [(_HEALTH_TEXT[reading.kind], f"bold {style}")]
+        HealthState.HEALTHY: "$health-ok",
+        HealthState.READY: "$health-ok",
+        HealthState.STARTING: "$health-starting",
+        HealthState.REFUSED: "$health-down",
+        HealthState.UNHEALTHY: "$health-down",
+        HealthState.NO_LINK: "$health-down",
+    }.get(reading.state, "$text-muted")
+    parts: list[str | tuple[str, str]] = [(_HEALTH_TEXT[reading.state], f"bold {style}")]
     if reading.latency_ms is not None:
         parts.append(f" {reading.latency_ms:.0f} ms")
     if reading.generation_ok is True:

@@ -24,11 +24,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
+class TokenChunk:
     """One streamed chunk that carried ``tokens`` new tokens, stamped on arrival."""
 
     at: float
@@ -41,7 +40,7 @@ class RequestRecord:
 
     sent_at: float
     ended_at: float
-    chunks: tuple[Chunk, ...] = ()
+    chunks: tuple[TokenChunk, ...] = ()
     success: bool = True
     server_tokens: int | None = None
     prompt_tokens: int | None = None
@@ -223,39 +222,3 @@ def _distinct_errors(records: Sequence[RequestRecord], limit: int = 5) -> tuple[
         if not record.success and record.error not in errors:
             errors.append(record.error)
     return tuple(errors[:limit])
-
-
-_STATS = ("mean", "median", "std", "p90", "p95", "p99")
-
-
-def _scaled(value: float | None, scale: float) -> float | None:
-    return None if value is None else value * scale
-
-
-def _distribution_fields(name: str, dist: Distribution, scale: float, unit: str) -> dict[str, Any]:
-    fields = {f"{stat}_{name}_{unit}": _scaled(getattr(dist, stat), scale) for stat in _STATS}
-    fields[f"max_{name}_{unit}"] = _scaled(dist.max, scale)
-    return fields
-
-
-def result_fields(result: LevelResult) -> dict[str, Any]:
-    """The result as a flat dict named like ``vllm bench serve`` saved results (times in ms)."""
-    fields: dict[str, Any] = {
-        "max_concurrency": result.concurrency,
-        "completed": result.completed,
-        "failed": result.failed,
-        "duration": result.duration,
-        "total_input_tokens": result.total_input_tokens,
-        "total_output_tokens": result.total_output_tokens,
-        "request_throughput": result.request_throughput,
-        "output_throughput": result.output_throughput,
-    }
-    for name, dist in (("ttft", result.ttft), ("tpot", result.tpot), ("itl", result.itl)):
-        fields |= _distribution_fields(name, dist, 1000.0, "ms")
-    fields |= _distribution_fields("e2el", result.e2el, 1000.0, "ms")
-    fields |= _distribution_fields("decode", result.decode_speed, 1.0, "tok_s")
-    fields["accept_length"] = result.accept_length
-    fields["mean_accept_length"] = result.accept_lengths.mean
-    fields["token_mismatches"] = result.token_mismatches
-    fields["errors"] = list(result.errors)
-    return fields

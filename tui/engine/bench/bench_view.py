@@ -10,7 +10,7 @@
 - **log**: the mean of the ``accept len`` values the server logged in ``Decode batch`` lines
   (vLLM: ``Mean acceptance length``) while the level ran.
 
-These are the extra fields the app stores with each level next to ``result_fields``.
+These are the :class:`~tui.engine.bench.level_figures.AcceptFigures` the app adds to each level.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from tui.engine.bench.level_figures import AcceptBasis, AcceptFigures, LevelFigures
 from tui.engine.startup.snapshot import DecodeSummary
 
 
@@ -74,24 +74,24 @@ class LevelExtras:
     sglang_after: Mapping[str, float] | None = None
 
 
-def extra_fields(extras: LevelExtras, fields: Mapping[str, Any]) -> dict[str, Any]:
-    """``server_accept_length`` (with its basis), the log's accept length and the client count.
-
-    ``fields`` are the level's ``level_fields``; vLLM's differenced figure is taken from them.
-    """
-    server, basis = fields.get("spec_decode_acceptance_length"), "differenced"
+def accept_figures(extras: LevelExtras, figures: LevelFigures) -> AcceptFigures:
+    """The server's accept length (with its basis), the log's accept length and the client's
+    token count; vLLM's differenced figure and SGLang's lifetime one come from ``figures``."""
+    spec = figures.server
+    server = None if spec is None else spec.acceptance_length
+    basis = AcceptBasis.DIFFERENCED
     if server is None and extras.sglang_before is not None and extras.sglang_after is not None:
         server = sglang_accept_between(extras.sglang_before, extras.sglang_after)
-    if server is None and fields.get("server_avg_spec_accept_length_after") is not None:
-        server, basis = fields["server_avg_spec_accept_length_after"], "lifetime"
+    if server is None and spec is not None and spec.avg_accept_after is not None:
+        server, basis = spec.avg_accept_after, AcceptBasis.LIFETIME
     logged = extras.log_accepts
-    return {
-        "server_accept_length": server,
-        "server_accept_basis": basis if server is not None else None,
-        "log_accept_length": math.fsum(logged) / len(logged) if logged else None,
-        "log_accept_samples": len(logged),
-        "client_output_tokens": extras.client_output_tokens,
-    }
+    return AcceptFigures(
+        server_accept_length=server,
+        server_accept_basis=basis if server is not None else None,
+        log_accept_length=math.fsum(logged) / len(logged) if logged else None,
+        log_accept_samples=len(logged),
+        client_output_tokens=extras.client_output_tokens,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,22 +109,16 @@ class AcceptView:
         return any(value is not None for value in (self.client, self.server, self.log))
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def accept_view(fields: Mapping[str, Any]) -> AcceptView:
+def accept_view(figures: LevelFigures) -> AcceptView:
     """The accept lengths a stored or live level carries."""
-    samples = fields.get("log_accept_samples")
-    basis = fields.get("server_accept_basis")
+    accepts = figures.accepts or AcceptFigures()
+    basis = accepts.server_accept_basis
     return AcceptView(
-        client=_number(fields.get("accept_length")),
-        server=_number(fields.get("server_accept_length")),
-        server_basis=basis if isinstance(basis, str) else None,
-        log=_number(fields.get("log_accept_length")),
-        log_samples=samples if isinstance(samples, int) and not isinstance(samples, bool) else 0,
+        client=figures.accept_length,
+        server=accepts.server_accept_length,
+        server_basis=None if basis is None else basis.value,
+        log=accepts.log_accept_length,
+        log_samples=accepts.log_accept_samples,
     )
 
 
@@ -142,19 +136,16 @@ class TokenView:
         return differ or self.mismatched_requests > 0
 
 
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def token_view(fields: Mapping[str, Any]) -> TokenView:
+def token_view(figures: LevelFigures) -> TokenView:
     """The server's and the client's token counts of a level."""
+    accepts = figures.accepts
     return TokenView(
-        server=_count(fields.get("total_output_tokens")),
-        client=_count(fields.get("client_output_tokens")),
-        mismatched_requests=_count(fields.get("token_mismatches")) or 0,
+        server=figures.total_output_tokens,
+        client=None if accepts is None else accepts.client_output_tokens,
+        mismatched_requests=figures.token_mismatches or 0,
     )
 
 
-def throughputs(levels: Sequence[Mapping[str, Any]]) -> list[float]:
+def throughputs(levels: Sequence[LevelFigures]) -> list[float]:
     """Output tokens per second of each level, in order (0 where missing), for a sparkline."""
-    return [_number(level.get("output_throughput")) or 0.0 for level in levels]
+    return [level.output_throughput or 0.0 for level in levels]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui.engine.logs.sanitize import sanitize_text
+from tui.engine.servers import registry
 
 _BANNER = re.compile(r"^=+\s*Serving Benchmark Result\s*=+$", re.IGNORECASE)
 _CLOSING = re.compile(r"^={10,}$")
@@ -136,13 +137,10 @@ def _field(label: str) -> tuple[str, Reader] | None:
 
 
 def _tool(fields: dict[str, Any], labels: Sequence[str]) -> str:
+    """The engine whose tool printed the summary, by its backend or the rows only it prints."""
     backend = str(fields.get("backend", "")).lower()
-    if backend.startswith("sglang") or "total generated tokens (retokenized)" in labels:
-        return "sglang"
-    vllm_rows = ("failed requests", "maximum request concurrency", "acceptance length")
-    if backend.startswith("vllm") or any(label in labels for label in vllm_rows):
-        return "vllm"
-    return "unknown"
+    found = (d.name for d in registry.dialects() if d.bench_tool.printed(backend, labels))
+    return next(found, registry.UNKNOWN)
 
 
 class _Table:
@@ -235,7 +233,8 @@ class OfficialRun:
 
 
 def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
-    """The tool's command line: ``vllm bench serve`` for vLLM, else ``sglang.bench_serving``.
+    """The tool's command line (``Dialect.bench_tool``): ``vllm bench serve`` for vLLM, the
+    default engine's (``sglang.bench_serving``) when the engine is not known.
 
     Prompts are random with fixed lengths (SGLang's ``--random-range-ratio 1``; vLLM's random
     dataset is fixed-length by default), so the workload matches the built-in client's.
@@ -248,11 +247,5 @@ def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
         "--seed", str(run.seed),
     ]  # fmt: skip
     model = ["--model", run.model] if run.model else []
-    if run.engine == "vllm":
-        eos = ["--ignore-eos"] if run.ignore_eos else []
-        warmups = ["--num-warmups", str(run.warmup_requests)]
-        return ["vllm", "bench", "serve", "--backend", "vllm", *model, *common, *warmups, *eos]
-    eos = [] if run.ignore_eos else ["--disable-ignore-eos"]
-    tool = [python, "-m", "sglang.bench_serving", "--backend", "sglang", *model]
-    extra = ["--random-range-ratio", "1", "--warmup-requests", str(run.warmup_requests)]
-    return [*tool, *common, *extra, *eos]
+    tool = registry.or_default(run.engine).bench_tool
+    return tool.argv(python, model, common, run.warmup_requests, run.ignore_eos)

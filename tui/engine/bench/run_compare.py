@@ -13,10 +13,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from tui.engine.bench.level_figures import AcceptBasis, LevelFigures
 
 
-class Judgement(int, Enum):
+class Change(int, Enum):
     """How a figure compares with the baseline's."""
 
     WORSE = -1
@@ -32,8 +33,8 @@ class RunColumn:
     label: str
     recorded_at: float
     startup_seconds: float | None
-    levels: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
-    """Per concurrency, the newest stored fields of that level."""
+    levels: Mapping[int, LevelFigures] = field(default_factory=dict)
+    """Per concurrency, the newest stored figures of that level."""
     launch: str = ""
     """The launch fingerprint as one line (engine, model, drafter, parallelism, host)."""
 
@@ -48,7 +49,7 @@ class Cell:
 
     text: str
     delta: str = ""
-    judgement: Judgement = Judgement.SAME
+    judgement: Change = Change.SAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +67,12 @@ class BenchLevel:
     run_id: int | None
     concurrency: int
     recorded_at: float
-    fields: Mapping[str, Any]
+    figures: LevelFigures
 
 
-def newest_levels(levels: Iterable[BenchLevel]) -> dict[int, dict[int, Mapping[str, Any]]]:
-    """Per run, per concurrency, the newest level's fields (levels without a run are left out)."""
+def newest_levels(levels: Iterable[BenchLevel]) -> dict[int, dict[int, LevelFigures]]:
+    """Per run, per concurrency, the newest level's figures (levels without a run are left
+    out)."""
     newest: dict[tuple[int, int], BenchLevel] = {}
     for level in levels:
         if level.run_id is None:
@@ -79,37 +81,43 @@ def newest_levels(levels: Iterable[BenchLevel]) -> dict[int, dict[int, Mapping[s
         held = newest.get(key)
         if held is None or level.recorded_at >= held.recorded_at:
             newest[key] = level
-    runs: dict[int, dict[int, Mapping[str, Any]]] = {}
+    runs: dict[int, dict[int, LevelFigures]] = {}
     for (run_id, concurrency), level in sorted(newest.items()):
-        runs.setdefault(run_id, {})[concurrency] = level.fields
+        runs.setdefault(run_id, {})[concurrency] = level.figures
     return runs
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _server_differenced(level: LevelFigures) -> float | None:
+    accepts = level.accepts
+    if accepts is None or accepts.server_accept_basis is AcceptBasis.LIFETIME:
         return None
-    return float(value) if math.isfinite(value) else None
+    return accepts.server_accept_length
 
 
 def run_accept_length(column: RunColumn) -> float | None:
     """The client's accept length at the run's lowest concurrency that has one, else the
     server's differenced figure."""
-    for name in ("accept_length", "server_accept_length"):
+    readers: tuple[Callable[[LevelFigures], float | None], ...] = (
+        lambda level: level.accept_length, _server_differenced,
+    )  # fmt: skip
+    for read in readers:
         for concurrency in sorted(column.levels):
-            level = column.levels[concurrency]
-            if name == "server_accept_length" and level.get("server_accept_basis") == "lifetime":
-                continue
-            value = _number(level.get(name))
+            value = _finite(read(column.levels[concurrency]))
             if value is not None:
                 return value
     return None
 
 
-def _level_figure(name: str, concurrency: int) -> Figure:
-    def read(column: RunColumn) -> float | None:
-        return _number(column.levels.get(concurrency, {}).get(name))
+def _level_figure(read: Callable[[LevelFigures], float | None], concurrency: int) -> Figure:
+    def figure(column: RunColumn) -> float | None:
+        level = column.levels.get(concurrency)
+        return None if level is None else _finite(read(level))
 
-    return read
+    return figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,23 +139,23 @@ def metrics_for(columns: Sequence[RunColumn]) -> list[Metric]:
     levels = sorted({concurrency for column in columns for concurrency in column.levels})
     for concurrency in levels:
         found.append(
-            Metric(f"tok/s @c={concurrency}", _level_figure("output_throughput", concurrency),
-                   1, True)
+            Metric(f"tok/s @c={concurrency}",
+                   _level_figure(lambda level: level.output_throughput, concurrency), 1, True)
         )  # fmt: skip
         found.append(
-            Metric(f"TTFT ms @c={concurrency}", _level_figure("median_ttft_ms", concurrency),
-                   1, False)
+            Metric(f"TTFT ms @c={concurrency}",
+                   _level_figure(lambda level: level.ttft_ms.median, concurrency), 1, False)
         )  # fmt: skip
     return found
 
 
-def delta(value: float, base: float, higher_is_better: bool) -> tuple[str, Judgement]:
+def delta(value: float, base: float, higher_is_better: bool) -> tuple[str, Change]:
     """``+12.5%`` and whether that is better; an absolute difference when the base is zero."""
     if value == base:
-        return "±0%", Judgement.SAME
+        return "±0%", Change.SAME
     text = f"{value - base:+.2f}" if base == 0 else f"{(value - base) / abs(base) * 100:+.1f}%"
     better = (value > base) == higher_is_better
-    return text, Judgement.BETTER if better else Judgement.WORSE
+    return text, Change.BETTER if better else Change.WORSE
 
 
 def _cell(value: float | None, base: float | None, metric: Metric, is_base: bool) -> Cell:

@@ -30,6 +30,7 @@ from tui.engine.cluster.cluster_merge import merge, node_is_ready
 from tui.engine.cluster.cluster_nodes import SKEW_NOTICE, ClockOffsets, joined_at
 from tui.engine.logs.line_scan import LogLine
 from tui.engine.logs.log_engine import LogEngine, Update
+from tui.engine.servers import registry
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Outcome
@@ -107,7 +108,8 @@ class ClusterEngine:
     @property
     def engine(self) -> str:
         """The engine the logs were written by (``unknown`` until a line decides)."""
-        return next((e.engine for e in self._engines if e.engine != "unknown"), "unknown")
+        unknown = registry.UNKNOWN
+        return next((e.engine for e in self._engines if e.engine != unknown), unknown)
 
     @property
     def snapshot(self) -> Snapshot:

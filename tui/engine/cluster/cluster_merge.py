@@ -18,6 +18,7 @@ from tui.engine.cluster.cluster_nodes import (
     slowest,
     workers,
 )
+from tui.engine.servers import registry
 from tui.engine.startup.log_events import MAIN
 from tui.engine.startup.snapshot import NodeSummary, RankState, Snapshot
 from tui.engine.startup.vocabulary import Outcome, Stage
@@ -30,7 +31,8 @@ def node_is_ready(snapshot: Snapshot, every: Sequence[Snapshot]) -> bool:
     if snapshot.ready_line_seen or snapshot.node_ready_at is not None:
         return True
     api_ready = any(other.ready_line_seen for other in every)
-    return api_ready and snapshot.server.engine == "vllm"
+    dialect = registry.find(snapshot.server.engine)
+    return api_ready and dialect is not None and dialect.traits.nodes_follow_api
 
 
 def _ready_at(snapshot: Snapshot, every: Sequence[Snapshot]) -> float | None:

@@ -234,7 +234,7 @@ class _Lines:
 
 
 @dataclass(slots=True)
-class _Table:
+class _CsvReader:
     """CSV lines in, ``(line, {column: raw value})`` rows out; a header line sets the columns."""
 
     columns: tuple[str, ...] | None
@@ -297,7 +297,7 @@ class QueryGpuStream:
     """
 
     def __init__(self, columns: Sequence[str] | None = None) -> None:
-        self._table = _Table(tuple(columns) if columns else None)
+        self._table = _CsvReader(tuple(columns) if columns else None)
         self._lines = _Lines()
         self._overlong = 0
 
@@ -338,7 +338,7 @@ def parse_query_gpu(text: str | bytes, columns: Sequence[str] | None = None) -> 
 def parse_compute_apps(text: str | bytes, columns: Sequence[str] | None = None) -> AppList:
     """A ``--query-compute-apps`` output; a header with no rows is the empty process list."""
     lines = _Lines()
-    table = _Table(tuple(columns) if columns else None)
+    table = _CsvReader(tuple(columns) if columns else None)
     apps: list[ComputeApp] = []
     for line, row in table.rows(lines.feed(text) + lines.feed(b"", final=True)):
         app = app_from_row(row, line, table.problems)

@@ -217,20 +217,21 @@ class RankStalled(Event):
 
 
 class StallTracker:
-    """Remembers which ranks were already reported stalled, so each is reported once per stage."""
+    """Remembers which ranks were already reported stalled, so each is reported once per stage.
 
-    def __init__(self, policy: StallPolicy | None = None) -> None:
-        self.policy = policy or StallPolicy()
+    It decides nothing: it turns the judge's rank statuses into one ``RankStalled`` per rank
+    and stage, for a caller that reports events (``bringup wait``).
+    """
+
+    def __init__(self) -> None:
         self._reported: set[tuple[str, Stage, bool]] = set()
 
-    def update(
-        self, snapshot: Snapshot, expectations: Expectations, now: float
-    ) -> tuple[RankStalled, ...]:
-        """The ranks newly judged STALLED at ``now``."""
+    def newly_stalled(self, statuses: tuple[RankStatus, ...]) -> tuple[RankStalled, ...]:
+        """The ranks among ``statuses`` judged STALLED and not reported yet."""
         fresh: list[RankStalled] = []
-        for status in assess(snapshot, expectations, now, self.policy):
+        for status in stalled(statuses):
             key = (status.tag, status.stage, status.draft)
-            if status.health is not RankHealth.STALLED or key in self._reported:
+            if key in self._reported:
                 continue
             self._reported.add(key)
             fresh.append(

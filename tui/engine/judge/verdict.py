@@ -1,40 +1,38 @@
-"""The server verdict: readiness is a verdict over several signals, not one line.
+"""The verdict rule: readiness is a verdict over several signals, not one line.
 
 READY needs the engine's ready line, ``/health`` answering OK, and one real generation
 answered; each alone lies (``/health`` stays 200 on some versions after a scheduler died; the
-ready line says nothing about the port the monitor reaches). When the signals disagree the
-verdict says so in ``disagreements`` instead of silently picking one. Precedence:
+ready line says nothing about the port the monitor reaches). A caller that does not follow a
+signal (``bringup wait`` without ``--port``, or without ``--log``) says so in ``Watched`` and
+READY does without it. When the signals disagree the verdict says so in ``disagreements``
+instead of silently picking one. Precedence:
 
 1. FAILED when the log shows a failure (it wins over a healthy ``/health``);
-2. STOPPED when the server shut down cleanly;
+2. STOPPED when the server shut down, before or after its ready line: it serves nothing now;
 3. CONNECTING while the monitor has no connection to the host;
-4. READY when all three signals agree;
-5. STALLED when the caller's stall rules flagged ranks;
+4. READY when every watched signal agrees;
+5. STALLED when the stall rules flagged ranks;
 6. STARTING otherwise.
+
+Callers go through ``tui.engine.judge.judge``, which adds the stall rules and the reasons; a
+new verdict (DEGRADED, say) is one more rung here and one more reason there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from tui.engine.judge.health import HealthState
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Outcome, Verdict
 
 
-class HealthState(str, Enum):
-    """What the health poller last saw."""
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """Which signals the caller follows: READY does without the ones it does not."""
 
-    UNKNOWN = "unknown"
-    """Not polled yet (or no answer to reason about)."""
-    REFUSED = "refused"
-    """The port refuses connections: the HTTP server is not up."""
-    UNAVAILABLE = "unavailable"
-    """The HTTP server answers, but ``/health`` says 503 (or another error)."""
-    OK = "ok"
-    """``/health`` answers 200."""
-    GENERATION_OK = "generation_ok"
-    """``/health_generate`` (a real one-token generation) answers 200."""
+    log: bool = True
+    health: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,15 +43,20 @@ class VerdictReport:
     disagreements: tuple[str, ...] = ()
 
 
-_HEALTHY = (HealthState.OK, HealthState.GENERATION_OK)
+_HEALTH_NOTES = {
+    HealthState.STARTING: "ready line seen but /health answers 503",
+    HealthState.UNHEALTHY: "ready line seen but /health answers an error",
+    HealthState.REFUSED: "ready line seen but the port refuses connections",
+    HealthState.NO_LINK: "ready line seen but the port cannot be reached",
+}
 
 
 def _disagreements(
-    snapshot: Snapshot, health: HealthState, generation_ok: bool | None
+    snapshot: Snapshot, health: HealthState, generation_ok: bool | None, watched: Watched
 ) -> tuple[str, ...]:
     notes: list[str] = []
     failure = snapshot.failure
-    if failure is not None and health in _HEALTHY:
+    if failure is not None and health.answers_ok:
         where = f" on {failure.rank}" if failure.rank else ""
         notes.append(
             f"/health answers 200 but the log shows a failure ({failure.kind.value}{where})"
@@ -61,17 +64,25 @@ def _disagreements(
     if failure is not None and generation_ok:
         notes.append("a generation was answered but the log shows a failure")
     if snapshot.ready_line_seen and failure is None:
-        if health is HealthState.UNAVAILABLE:
-            notes.append("ready line seen but /health answers 503")
-        elif health is HealthState.REFUSED:
-            notes.append("ready line seen but the port refuses connections")
+        if health in _HEALTH_NOTES:
+            notes.append(_HEALTH_NOTES[health])
         if generation_ok is False:
             notes.append("ready line seen but the test generation failed")
-    if not snapshot.ready_line_seen and failure is None and health in _HEALTHY:
+    if watched.log and not snapshot.ready_line_seen and failure is None and health.answers_ok:
         notes.append("/health answers 200 but the log shows no ready line yet")
-    if snapshot.stopped and health in _HEALTHY:
+    if snapshot.stopped and health.answers_ok:
         notes.append("the log says the server stopped but /health still answers 200")
     return tuple(notes)
+
+
+def _ready(
+    snapshot: Snapshot, health: HealthState, generation_ok: bool | None, watched: Watched
+) -> bool:
+    """Every watched signal says the server serves: the ready line, ``/health`` and a token."""
+    log_ready = not watched.log or snapshot.ready_line_seen
+    generated = generation_ok is True or health.generated
+    port_ready = not watched.health or (health.answers_ok and generated)
+    return log_ready and port_ready
 
 
 def decide_verdict(
@@ -81,17 +92,18 @@ def decide_verdict(
     health: HealthState,
     generation_ok: bool | None,
     stalled_ranks: tuple[str, ...] = (),
+    watched: Watched | None = None,
 ) -> VerdictReport:
     """The verdict from the log snapshot, the connection, ``/health`` and a test generation."""
-    notes = _disagreements(snapshot, health, generation_ok)
+    follows = watched or Watched()
+    notes = _disagreements(snapshot, health, generation_ok, follows)
     if snapshot.outcome is Outcome.FAILED:
         return VerdictReport(Verdict.FAILED, notes)
     if snapshot.stopped:
         return VerdictReport(Verdict.STOPPED, notes)
     if not connected:
         return VerdictReport(Verdict.CONNECTING, notes)
-    generated = generation_ok is True or health is HealthState.GENERATION_OK
-    if snapshot.ready_line_seen and health in _HEALTHY and generated:
+    if _ready(snapshot, health, generation_ok, follows):
         return VerdictReport(Verdict.READY, notes)
     if stalled_ranks:
         return VerdictReport(Verdict.STALLED, notes)

@@ -36,7 +36,7 @@ class RecordError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class RunRecord:
+class LaunchRecord:
     """One run of a profile on one node."""
 
     profile: str
@@ -74,9 +74,9 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def new_record(plan: NodePlan, now: datetime, previous_run: str | None) -> RunRecord:
+def new_record(plan: NodePlan, now: datetime, previous_run: str | None) -> LaunchRecord:
     """The record of a run that is about to start."""
-    return RunRecord(
+    return LaunchRecord(
         profile=plan.profile,
         run_id=plan.run_id,
         host=plan.host,
@@ -125,8 +125,8 @@ def _field(name: str, value: object, where: str) -> object:
     return value
 
 
-def parse_record(text: str, where: str) -> RunRecord:
-    """Read a record written by :meth:`RunRecord.to_json`; unknown fields are ignored."""
+def parse_record(text: str, where: str) -> LaunchRecord:
+    """Read a record written by :meth:`LaunchRecord.to_json`; unknown fields are ignored."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -134,11 +134,11 @@ def parse_record(text: str, where: str) -> RunRecord:
     if not isinstance(data, dict):
         raise RecordError(f"{where}: expected a JSON object")
     values = {
-        f.name: _field(f.name, data.get(f.name), f"{where}: {f.name}") for f in fields(RunRecord)
+        f.name: _field(f.name, data.get(f.name), f"{where}: {f.name}") for f in fields(LaunchRecord)
     }
     if values["version"] is None:
         values["version"] = RECORD_VERSION
-    return RunRecord(**values)  # type: ignore[arg-type]
+    return LaunchRecord(**values)  # type: ignore[arg-type]
 
 
 class RunState(str, Enum):
@@ -157,7 +157,7 @@ class RunStatus:
     host: str
     state: RunState
     run_id: str | None = None
-    record: RunRecord | None = None
+    record: LaunchRecord | None = None
     processes: tuple[ProcessInfo, ...] = ()
     exit_status: int | None = None
     how_ended: HowEnded | None = None
@@ -195,7 +195,7 @@ def describe_status(status: int | None) -> str:
     return f"exited {status}"
 
 
-def _ended_how(ended: Ended | None, record: RunRecord | None) -> HowEnded:
+def _ended_how(ended: Ended | None, record: LaunchRecord | None) -> HowEnded:
     if record is not None and record.how_ended is not None:
         return record.how_ended
     if ended is None:
@@ -203,7 +203,7 @@ def _ended_how(ended: Ended | None, record: RunRecord | None) -> HowEnded:
     return HowEnded.EXITED if ended.status == 0 else HowEnded.FAILED
 
 
-def run_status(host: str, facts: HostFacts, record: RunRecord | None) -> RunStatus:
+def run_status(host: str, facts: HostFacts, record: LaunchRecord | None) -> RunStatus:
     """Combine a probe's facts with the run's record into the run's status."""
     if facts.run_id is None:
         return RunStatus(host, RunState.NONE)
@@ -217,7 +217,9 @@ def run_status(host: str, facts: HostFacts, record: RunRecord | None) -> RunStat
     return RunStatus(host, RunState.ENDED, facts.run_id, record, (), status, how)
 
 
-def closed(record: RunRecord, status: RunStatus, how: HowEnded | None, now: datetime) -> RunRecord:
+def closed(
+    record: LaunchRecord, status: RunStatus, how: HowEnded | None, now: datetime
+) -> LaunchRecord:
     """``record`` with its end filled in (keeps an end already recorded)."""
     if record.how_ended is not None:
         return record

@@ -20,7 +20,9 @@ from tui.engine.logs.bulk_read import BulkReader
 from tui.engine.logs.plain_bytes import Span
 from tui.engine.logs.problem_lines import looks_bad
 from tui.engine.logs.sanitize import split_lines, suspect_chars
+from tui.engine.servers import registry
 from tui.engine.servers.common_patterns import bar_hits, maybe_failure, parse_access, parse_bar
+from tui.engine.servers.dialect import FastPath
 from tui.engine.servers.hits import Parsed, ProgressHit, RequestHit
 from tui.engine.servers.line_grammar import LineGrammar
 from tui.engine.servers.sglang import sglang_grammar as sglang
@@ -53,6 +55,8 @@ _PLAIN_TAIL = re.compile(r' - "[A-Z]+ \S+ HTTP/[\d.]+" \d{3}(?: [A-Za-z][A-Za-z 
 status and its phrase, and nothing else (no second line glued on, nothing like a bar)."""
 MAX_PREFIX = 64
 """Characters searched for ``ACCESS_MARK``: a process prefix is shorter."""
+_SHAPES, _ACCESS = FastPath.STAMPED_SHAPES, FastPath.ACCESS_LINES
+"""The fast paths, read once: an enum member costs a look-up through its class each time."""
 
 
 class LogLine(NamedTuple):
@@ -83,6 +87,8 @@ class Scanner:
         self._runs = 0
         self._redraw_rank: str | None = None
         self._bulk = BulkReader(self)
+        self._path = _fast_path_of(grammar.engine)
+        """The fast path of the log's engine, asked of its dialect once the engine is known."""
 
     # ------------------------------------------------------------------ batches
 
@@ -105,7 +111,7 @@ class Scanner:
             self._fast_path()(lines, now, start, None)
 
     def _fast_path(self) -> Callable[[list[str], float, int, int | None], None]:
-        return self.scan_vllm if self.grammar.engine == "vllm" else self.scan_fast
+        return self.scan_vllm if self._path is _ACCESS else self.scan_fast
 
     def raw_allowed(self) -> bool:
         """True when complete lines may come as bytes (``scan_raw``): no log view keeps them
@@ -220,21 +226,22 @@ class Scanner:
         model.requests += requests
         self._absorb(lines, start, owners, cut, now)
 
-    def fast_allowed(self, engine: str = "sglang") -> bool:
-        """The fast paths apply to a log of ``engine`` while serving, with no hard failure
-        still gathering lines (those lines go to the failure tracker one by one)."""
+    def fast_allowed(self, path: FastPath = _SHAPES) -> bool:
+        """The fast ``path`` applies to a log of an engine that takes it while serving, with no
+        hard failure still gathering lines (those lines go to the failure tracker one by one)."""
         model = self.model
         failures = model.failures
         return (
             model.serving
-            and self.grammar.engine == engine
+            and self._path is path
             and not (failures.open and failures.current(True) is not None)
         )
 
     def scan_vllm(
         self, lines: list[str], now: float, start: int = 0, stop: int | None = None
     ) -> None:
-        """The per-line fast path of a serving vLLM log over ``lines[start:stop]``.
+        """The per-line fast path of a serving log whose engine counts access lines
+        (``FastPath.ACCESS_LINES``: vLLM) over ``lines[start:stop]``.
 
         A busy vLLM server's log is almost all uvicorn access lines, which carry no time. While
         the server is serving (outside a traceback, and with no hard failure gathering lines),
@@ -281,7 +288,7 @@ class Scanner:
     def vllm_fast_allowed(self) -> bool:
         """``fast_allowed`` for a vLLM log, outside a traceback (its bare lines are its
         rank's)."""
-        return self.fast_allowed("vllm") and not self.grammar.in_traceback
+        return self.fast_allowed(_ACCESS) and not self.grammar.in_traceback
 
     def _plain_request(self, line: str, start: int) -> RequestHit | None:
         """The request of an access line whose client address starts at ``start``, if the
@@ -469,4 +476,10 @@ class Scanner:
         if grammar.detected:
             grammar.detected = False
             self.model.engine = grammar.engine
+            self._path = _fast_path_of(grammar.engine)
             self.model.events.append(ev.EngineDetected(number, None, None, grammar.engine, None))
+
+
+def _fast_path_of(engine: str) -> FastPath:
+    dialect = registry.find(engine)
+    return FastPath.NONE if dialect is None else dialect.fast_path

@@ -103,7 +103,8 @@ def _failure_text(failure: Failure | None) -> list[str]:
         return []
     where = f" on {failure.rank}" if failure.rank else ""
     during = f" during {failure.stage.label}" if failure.stage else ""
-    head = f"failure   {failure.kind.value}{where} at line {failure.line}{during}"
+    label = f" ({failure.kind.label})"
+    head = f"failure   {failure.kind.value}{where} at line {failure.line}{during}{label}"
     return ["", head, *(f"  | {line}" for line in failure.excerpt.splitlines())]
 
 

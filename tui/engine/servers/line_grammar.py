@@ -1,8 +1,10 @@
-"""Line grammars for SGLang and vLLM, with the engine auto-detected from the first lines.
+"""The line grammar of every registered engine, with the engine detected from the first lines.
 
-One ``LineGrammar`` reads both envelopes, because real logs mix them (a vLLM log on ROCm also
-holds lines in SGLang's format from the aiter kernels). The engine is decided by the first line
-that could only come from one of them, and it only matters for lines that carry no envelope.
+One ``LineGrammar`` reads SGLang's and vLLM's envelopes together, because real logs mix them (a
+vLLM log on ROCm also holds lines in SGLang's format from the aiter kernels); an engine whose
+lines look like neither brings its own reader (``Dialect.read_line``), tried on the lines no
+envelope above claimed. The engine is decided by the first line that could only come from one
+of them, and it only matters for lines that carry no envelope (``Dialect.message_hits``).
 
 ``parse`` handles any sanitized line and never raises. The engine's scanner has a faster path
 for the few SGLang line shapes that dominate long logs and calls ``parse`` for everything else.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from tui.engine.servers import registry
 from tui.engine.servers.common_patterns import bar_hits, failure_hit, is_exception_line, parse_bar
 from tui.engine.servers.hits import Hit, Parsed, StageHit, VersionHit
 from tui.engine.servers.sglang import sglang_grammar as sglang
@@ -20,12 +23,13 @@ from tui.engine.servers.wrappers import unwrap
 from tui.engine.startup.vocabulary import Stage
 
 MAIN = sglang.MAIN
-ENGINES = ("sglang", "vllm")
 _VLLM_PROCS = re.compile(
     r"APIServer|ApiServer|EngineCore|DPEngineCore|Worker|VllmWorker|LLMEngine|RayWorker"
 )
 _TRACEBACK = "Traceback (most recent call last)"
-_FRAME = re.compile(r'\s*File "[^"]*/(sglang|vllm)/(?:srt/|entrypoints/|engine/|v1/|launch_server)')
+_FRAME = re.compile(
+    rf'\s*File "[^"]*/({sglang.NAME}|{vllm.NAME})/(?:srt/|entrypoints/|engine/|v1/|launch_server)'
+)
 _GLOBAL_RANK = re.compile(r"world_size=\d+ rank=(\d+)")
 _CARET_ESCAPE = re.compile(r"\^\[\[[0-9;]*[A-Za-z]")
 """A terminal escape written out in caret notation (``^[[36m``), as pasted from a pager."""
@@ -39,11 +43,17 @@ MAX_LAYERS = 16
 class LineGrammar:
     """Parses sanitized lines; remembers only what continuation lines need."""
 
-    def __init__(self, engine: str = "auto") -> None:
-        self.forced = engine in ENGINES
-        self.engine = engine if self.forced else "unknown"
+    def __init__(self, engine: str = registry.AUTO) -> None:
+        self.forced = registry.find(engine) is not None
+        self.engine = engine if self.forced else registry.UNKNOWN
         self.detected = False
         """Set when a line decided the engine; the caller clears it after reporting."""
+        self._readers = registry.envelope_readers()
+        dialect = registry.or_default(engine)
+        self._message_hits = dialect.message_hits
+        """How a message without an envelope reads: the default engine's wording until a
+        line names the engine."""
+        self._prefix_names_rank = self.forced and dialect.traits.process_prefix_names_rank
         self.wrapper = ""
         """The last wrapper prefix seen, so that the caller can strip it cheaply."""
         self._traceback_rank: str | None = None
@@ -77,8 +87,8 @@ class LineGrammar:
             envelope = vllm.ENVELOPE.match(line)
             if envelope is not None:
                 parsed = self._vllm(MAIN, envelope["ts"], line[envelope.end() :])
-                if self.engine == "unknown" and vllm.server_source(envelope[0]):
-                    self._detect("vllm")  # a line of vLLM's own server, even one with no hit
+                if self.engine == registry.UNKNOWN and vllm.server_source(envelope[0]):
+                    self._detect(vllm.NAME)  # a line of vLLM's own server, even one with no hit
                 return [parsed]
             prefix, rest = unwrap(line)
             if not prefix:
@@ -87,12 +97,20 @@ class LineGrammar:
             if not rest:
                 return [Parsed(None, None, rest, ())]
             line, layers = rest, layers + 1
+        for name, read in self._readers:
+            own = read(line)
+            if own is not None:
+                self._detect(name)
+                return [own._replace(hits=self._with_failure(own.rank, own.msg, own.hits))]
         return self._bare(line)
 
     def _detect(self, engine: str) -> None:
-        if self.engine == "unknown" and not self.forced:
+        if self.engine == registry.UNKNOWN and not self.forced:
             self.engine = engine
             self.detected = True
+            dialect = registry.or_default(engine)
+            self._message_hits = dialect.message_hits
+            self._prefix_names_rank = dialect.traits.process_prefix_names_rank
 
     def _sglang(self, line: str) -> Parsed | None:
         match = sglang.ENVELOPE.match(line)
@@ -102,8 +120,8 @@ class LineGrammar:
         msg = line[match.end() :]
         hits = self._with_failure(rank, msg, sglang.message_hits(msg))
         if rank != MAIN or hits:
-            self._detect("sglang")
-        return Parsed(rank, match["ts"], msg, hits, "sglang")
+            self._detect(sglang.NAME)
+        return Parsed(rank, match["ts"], msg, hits, sglang.NAME)
 
     def _sglang_2024(self, line: str) -> Parsed | None:
         """SGLang 0.2's ``[gpu=3] message``: no time, the rank named by its GPU."""
@@ -111,9 +129,9 @@ class LineGrammar:
         if match is None:
             return None
         rank, msg = match[1], line[match.end() :]
-        self._detect("sglang")
+        self._detect(sglang.NAME)
         hits = self._with_failure(rank, msg, sglang.message_hits(msg))
-        return Parsed(rank, None, msg, hits, "sglang")
+        return Parsed(rank, None, msg, hits, sglang.NAME)
 
     def _prefixed(self, line: str) -> Parsed | str:
         """A line that starts with ``(``: a vLLM process prefix, a Ray actor around an SGLang
@@ -135,8 +153,8 @@ class LineGrammar:
                 return sglang_line
         rank = self.rank_of(prefix)
         if _VLLM_PROCS.match(rank):
-            self._detect("vllm")
-        elif self.engine != "vllm":
+            self._detect(vllm.NAME)
+        elif not self._prefix_names_rank:
             return rest  # another tool's actor name (Ray): a wrapper
         envelope = vllm.ENVELOPE.match(rest)
         if envelope is not None:
@@ -146,7 +164,7 @@ class LineGrammar:
             parsed = (
                 self._vllm(rank, None, rest)
                 if bar is None
-                else Parsed(rank, None, rest, bar_hits(bar), "vllm")
+                else Parsed(rank, None, rest, bar_hits(bar), vllm.NAME)
             )
         return self._named(prefix, parsed)
 
@@ -197,8 +215,8 @@ class LineGrammar:
             # an unprefixed line that means nothing may come from vLLM's import in another
             # engine (``Automatically detected platform cuda.`` starts many SGLang logs); the
             # caller checks its module
-            self._detect("vllm")
-        return Parsed(rank, ts, msg, self._with_failure(rank, msg, hits, False), "vllm")
+            self._detect(vllm.NAME)
+        return Parsed(rank, ts, msg, self._with_failure(rank, msg, hits, False), vllm.NAME)
 
     def _bare(self, line: str) -> list[Parsed]:
         """A line without an envelope: a bar, a traceback line, uvicorn, or noise."""
@@ -213,7 +231,7 @@ class LineGrammar:
         rank = self._traceback_rank
         if rank is not None and (not line or is_exception_line(line)):
             self._traceback_rank = None
-        if self.engine == "unknown":
+        if self.engine == registry.UNKNOWN:
             self._engine_of_frame(line)
         hits = self._bare_hits(line)
         return [Parsed(rank, None, line, self._with_failure(rank, line, hits))]
@@ -229,11 +247,9 @@ class LineGrammar:
         if line[:5] not in ("INFO:", "WARNI", "ERROR", "DEBUG"):
             # NCCL's own lines (``NCCL_DEBUG=INFO``): a communicator is being set up
             return _NCCL_INIT if " NCCL INFO " in line else ()
-        if self.engine == "vllm":
-            return vllm.message_hits(line)
-        # SGLang's reading, also while no line has named the engine: uvicorn starting up is not
-        # by itself a server that is ready (a router or a proxy in front of one says the same)
-        return sglang.message_hits(line)
+        # the default (SGLang's) reading while no line has named the engine: uvicorn starting up
+        # is not by itself a server that is ready (a router or a proxy in front of one says so)
+        return self._message_hits(line)
 
     def _with_failure(
         self, rank: str | None, msg: str, hits: tuple[Hit, ...], continued: bool = True

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import NamedTuple
 
+from tui.engine.servers import registry
 from tui.engine.servers.common_patterns import full_timestamp, is_generation, short_timestamp
+from tui.engine.servers.dialect import Dialect, StartupTraits
 from tui.engine.servers.hits import (
     ArgsHit,
     DecodeHit,
@@ -84,7 +86,14 @@ class StartupModel:
     """Mutable model of one log stream; see the module docstring for the rules."""
 
     def __init__(self, engine: str, clock: Callable[[], float], node: int = 0) -> None:
+        self.dialect: Dialect | None = None
+        self.traits = StartupTraits()
+        """The engine's ways (plain ones while it is not known)."""
         self.engine = engine
+        self._text_decoders = frozenset(
+            dialect.name for dialect in registry.dialects() if dialect.traits.decode_lines_as_text
+        )
+        self._front_processes = registry.front_processes()
         self.version: str | None = None
         self.node = node
         self.clock = clock
@@ -110,6 +119,17 @@ class StartupModel:
             VersionHit: self._on_version,  # type: ignore[dict-item]
         }
         self._reset_run()
+
+    @property
+    def engine(self) -> str:
+        """The engine's name, ``unknown`` until a line names it."""
+        return self._engine
+
+    @engine.setter
+    def engine(self, name: str) -> None:
+        self._engine = name
+        self.dialect = registry.find(name)
+        self.traits = StartupTraits() if self.dialect is None else self.dialect.traits
 
     # ------------------------------------------------------------------ runs
 
@@ -166,7 +186,7 @@ class StartupModel:
             ts = full_timestamp(text)
             if ts is not None and self._year != text[:4]:
                 self._adopt_year(text[:4])
-        elif self.engine == "sglang":  # vLLM's import in an SGLang process: not the log's clock
+        elif self.traits.short_stamps_foreign:  # vLLM's import in SGLang: not the log's clock
             return LogTime(line, self.last_ts, self.last_text, now)
         elif self._year is not None:
             ts = full_timestamp(f"{self._year}-{text}")
@@ -187,7 +207,7 @@ class StartupModel:
         self._year = year
         if not first:
             return
-        foreign = self.engine == "sglang"
+        foreign = self.traits.short_stamps_foreign
 
         def moved(text: str | None, ts: float | None) -> float | None:
             if text is None or text[4:5] == "-":
@@ -273,7 +293,8 @@ class StartupModel:
     def rank_zero(self, when: LogTime) -> RankBuilder:
         """The rank that draws untagged progress bars: global rank 0 (TP0), else ``main``."""
         if self._zero is None:
-            tagged = [tag for tag in self._order if tag != MAIN and tag != "APIServer"]
+            front = self._front_processes
+            tagged = [tag for tag in self._order if tag != MAIN and tag not in front]
             if not tagged:  # no rank yet: asked again once one has appeared
                 return self.rank(MAIN, when)
             self._zero = min(tagged, key=_rank_zero_key)
@@ -392,7 +413,7 @@ class StartupModel:
         )  # fmt: skip
 
     def _on_decode(self, hit: DecodeHit, at: At) -> None:
-        if at.parsed.semantics == "sglang":
+        if at.parsed.semantics in self._text_decoders:
             self.decode.pending.append(at.parsed.msg)
         else:
             self.decode.add(hit)
@@ -439,7 +460,7 @@ class StartupModel:
         if self.ready_line_seen:
             self._serve(when)
         elif 200 <= hit.status < 300 and (
-            self.engine == "vllm" or self.last_stage() in _NOT_STARTED
+            self.traits.answers_only_when_ready or self.last_stage() in _NOT_STARTED
         ):  # the log began after start-up (no stage line before an answered request), or it
             # lost vLLM's ready line (uvicorn answers nothing before it): serving
             rank = self.rank_zero(when)
@@ -514,7 +535,7 @@ class StartupModel:
             return None
         stages = {builder.stage for builder in self.ranks.values()}
         furthest = max(stages, key=lambda stage: stage.order)
-        if furthest is Stage.MODEL_CONFIG and self.engine == "vllm":
+        if furthest is Stage.MODEL_CONFIG and self.traits.config_before_workers:
             return Stage.DISTRIBUTED_INIT if Stage.DISTRIBUTED_INIT in stages else furthest
         return furthest
 
@@ -549,8 +570,9 @@ class StartupModel:
 
     def _port(self) -> int | None:
         """The HTTP port; vLLM's ``non-default args`` leave out the default 8000."""
-        if self.args.port is None and self.engine == "vllm" and self.args.model is not None:
-            return 8000
+        dialect = self.dialect
+        if self.args.port is None and self.args.model is not None and dialect is not None:
+            return dialect.default_port if dialect.traits.omits_default_args else None
         return self.args.port
 
     def failure(self) -> Failure | None:

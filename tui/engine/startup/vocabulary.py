@@ -1,7 +1,9 @@
-"""Canonical start-up stages, outcomes and failure kinds, shared by every engine grammar."""
+"""Canonical start-up stages, outcomes and failure kinds (with the words shown for them),
+shared by every engine grammar."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 
 
@@ -63,6 +65,24 @@ class FailureKind(str, Enum):
     TRACEBACK_OTHER = "traceback_other"
     HANG = "hang"
     KILLED = "killed"
+
+    @property
+    def label(self) -> str:
+        """What a person reads for this kind; JSON output and the stores keep ``value``."""
+        return FAILURE_LABELS[self]
+
+
+FAILURE_LABELS: Mapping[FailureKind, str] = {
+    FailureKind.OOM: "out of memory",
+    FailureKind.NCCL: "NCCL / distributed error",
+    FailureKind.CUDA_GRAPH: "CUDA graph capture failed",
+    FailureKind.PORT_IN_USE: "port already in use",
+    FailureKind.WEIGHTS_MISSING: "model weights not found",
+    FailureKind.TRACEBACK_OTHER: "exception",
+    FailureKind.HANG: "no progress (hang)",
+    FailureKind.KILLED: "process killed",
+}
+"""Every failure kind's human label (a test fails when a kind has none)."""
 
 
 class Verdict(str, Enum):

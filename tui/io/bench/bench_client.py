@@ -23,17 +23,15 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 import httpx
 
 from tui.engine.bench.bench_math import (
-    Chunk,
     Distribution,
     LevelResult,
     RequestRecord,
-    result_fields,
+    TokenChunk,
     summarize,
 )
 from tui.engine.bench.bench_stream import (
@@ -44,6 +42,7 @@ from tui.engine.bench.bench_stream import (
     server_accept_length,
     spec_counters,
 )
+from tui.engine.bench.level_figures import LevelFigures, ServerSpec, figures_of
 from tui.engine.logs.sanitize import sanitize_text
 from tui.io.transport.deadline import within
 
@@ -92,23 +91,23 @@ class LevelReport:
     """Seconds each timed no-op request took (rounds of ``concurrency`` sent together)."""
 
 
-def level_fields(report: LevelReport) -> dict[str, Any]:
-    """``result_fields`` plus the server's own accept-length figures around the level.
+def level_figures(report: LevelReport) -> LevelFigures:
+    """The client's result plus the server's own accept-length figures around the level.
 
-    ``server_avg_spec_accept_length_before``/``_after`` are SGLang's lifetime averages (they
-    include every earlier request); ``spec_decode_acceptance_length`` is vLLM's
-    ``1 + accepted/drafts`` over this level's counter differences; ``median_round_trip_ms`` is
-    the median time of the level's no-op requests.
+    ``avg_accept_before``/``_after`` are SGLang's lifetime averages (they include every earlier
+    request); ``acceptance_length`` is vLLM's ``1 + accepted/drafts`` over this level's counter
+    differences; ``median_round_trip_ms`` is the median time of the level's no-op requests.
     """
-    fields = result_fields(report.result)
-    fields["server_avg_spec_accept_length_before"] = report.before.avg_spec_accept_length
-    fields["server_avg_spec_accept_length_after"] = report.after.avg_spec_accept_length
-    fields["spec_decode_acceptance_length"] = accept_length_between(
-        report.before.spec_counters, report.after.spec_counters
-    )
     trips = Distribution.of(report.round_trips)
-    fields["median_round_trip_ms"] = None if trips.median is None else trips.median * 1000.0
-    return fields
+    server = ServerSpec(
+        avg_accept_before=report.before.avg_spec_accept_length,
+        avg_accept_after=report.after.avg_spec_accept_length,
+        acceptance_length=accept_length_between(
+            report.before.spec_counters, report.after.spec_counters
+        ),
+        median_round_trip_ms=None if trips.median is None else trips.median * 1000.0,
+    )
+    return replace(figures_of(report.result), server=server)
 
 
 async def detect_endpoint(base_url: str) -> str:
@@ -236,7 +235,7 @@ class BenchClient:
         length = self.workload.output_len if output_len is None else output_len
         body = request_body(endpoint, prompt, length, self.workload.ignore_eos, self.model)
         reader = StreamReader(endpoint)
-        chunks: list[Chunk] = []
+        chunks: list[TokenChunk] = []
         sent_at = time.perf_counter()
         try:
             error = await self._stream(ENDPOINT_PATHS[endpoint], body, reader, chunks, length)
@@ -259,7 +258,7 @@ class BenchClient:
         path: str,
         body: dict[str, object],
         reader: StreamReader,
-        chunks: list[Chunk],
+        chunks: list[TokenChunk],
         length: int,
     ) -> str | None:
         received, most = 0, 2 * length + 16
@@ -280,7 +279,7 @@ class BenchClient:
                     return clean(f"not JSON: {payload[:80]}")
                 tokens = reader.feed(event)
                 if tokens > 0:
-                    chunks.append(Chunk(now, tokens))
+                    chunks.append(TokenChunk(now, tokens))
                     received += tokens
                     if received > most:
                         return f"the server sent more than {most} tokens; stopped reading"

@@ -1,8 +1,9 @@
 """Health of a server's HTTP port, polled through a forward: refused, starting, healthy, ready.
 
 Each poll asks ``/health``. Once it answers 200, one real generation of a single token is sent
-(SGLang's ``/generate``, or ``/v1/completions`` when that route does not exist or the engine is
-vLLM); only when that answers is the server READY. The generation is repeated after the
+(the engine's ``Dialect.generation``: SGLang's ``/generate``, vLLM's ``/v1/completions``; when
+the engine is not known, each engine's in turn while the route does not exist); only when that
+answers is the server READY. The generation is repeated after the
 server was seen unhealthy again. Every state comes with the status code and the latency.
 
 Through an SSH port forward the local end always accepts the connection; a refused remote port
@@ -15,11 +16,13 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import httpx
 
+from tui.engine.judge.health import HealthState
+from tui.engine.servers import registry
+from tui.engine.servers.dialect import GenerationProbe
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import TransportError
 
@@ -28,17 +31,6 @@ UrlSource = Callable[[], Awaitable[str]]
 
 _REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 PROMPT = "Hello"
-
-
-class HealthState(str, Enum):
-    """What the port says, from worst to best."""
-
-    NO_LINK = "no-link"
-    REFUSED = "refused"
-    STARTING = "starting"
-    UNHEALTHY = "unhealthy"
-    HEALTHY = "healthy"
-    READY = "ready"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +67,13 @@ def _elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
-async def check_health(client: httpx.AsyncClient, base: str) -> HealthChanged:
-    """One ``/health`` request, classified."""
+async def check_health(
+    client: httpx.AsyncClient, base: str, path: str = "/health"
+) -> HealthChanged:
+    """One health request (``/health``), classified."""
     started = time.perf_counter()
     try:
-        answer = await client.get(f"{base}/health")
+        answer = await client.get(f"{base}{path}")
     except _REFUSED as exc:
         return HealthChanged(HealthState.REFUSED, None, None, type(exc).__name__)
     except httpx.HTTPError as exc:
@@ -104,22 +98,30 @@ async def _model_name(client: httpx.AsyncClient, base: str) -> str | None:
 async def generate_one_token(
     client: httpx.AsyncClient, base: str, engine: str, timeout: float
 ) -> tuple[bool, float, str]:
-    """Ask for one token; (answered, latency in ms, what went wrong)."""
+    """Ask for one token; (answered, latency in ms, what went wrong). An engine not known is
+    asked each engine's way in turn while the route is not found (404)."""
     started = time.perf_counter()
+    *others, last = registry.generation_probes(engine)
     try:
-        if engine != "vllm":
-            native = {"text": PROMPT, "sampling_params": {"max_new_tokens": 1, "temperature": 0}}
-            answer = await client.post(f"{base}/generate", json=native, timeout=timeout)
-            if answer.status_code != 404 or engine == "sglang":
+        for probe in others:
+            answer = await _generate(client, base, probe, timeout)
+            if answer.status_code != 404:
                 return answer.status_code == 200, _elapsed_ms(started), _why(answer)
-        body: dict[str, object] = {"prompt": PROMPT, "max_tokens": 1, "temperature": 0}
-        model = await _model_name(client, base)
-        if model is not None:
-            body["model"] = model
-        answer = await client.post(f"{base}/v1/completions", json=body, timeout=timeout)
+        answer = await _generate(client, base, last, timeout)
     except httpx.HTTPError as exc:
         return False, _elapsed_ms(started), f"generation failed: {type(exc).__name__}"
     return answer.status_code == 200, _elapsed_ms(started), _why(answer)
+
+
+async def _generate(
+    client: httpx.AsyncClient, base: str, probe: GenerationProbe, timeout: float
+) -> httpx.Response:
+    body = probe.body(PROMPT)
+    if probe.names_model:
+        model = await _model_name(client, base)
+        if model is not None:
+            body["model"] = model
+    return await client.post(f"{base}{probe.path}", json=body, timeout=timeout)
 
 
 def _why(answer: httpx.Response) -> str:
@@ -143,7 +145,8 @@ class HealthPoller:
         except (TransportError, OSError, asyncio.TimeoutError) as exc:
             self._generated = None
             return HealthChanged(HealthState.NO_LINK, None, None, str(exc) or type(exc).__name__)
-        health = await check_health(client, base)
+        path = registry.or_default(self.options.engine).health_path
+        health = await check_health(client, base, path)
         if health.state is not HealthState.HEALTHY:
             self._generated = None
             return health

@@ -16,8 +16,8 @@ from enum import Enum
 
 from tui.engine.launch.launch_record import (
     HowEnded,
+    LaunchRecord,
     RecordError,
-    RunRecord,
     RunState,
     RunStatus,
     closed,
@@ -69,7 +69,7 @@ class NodeKill:
         return self.outcome not in (KillOutcome.SURVIVED, KillOutcome.REFUSED)
 
 
-def read_record(facts: HostFacts, host: str) -> RunRecord | None:
+def read_record(facts: HostFacts, host: str) -> LaunchRecord | None:
     """The record a probe returned, or None when it had none or it is unreadable."""
     if facts.record_text is None:
         return None

@@ -17,11 +17,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TypeVar
 
-from tui.engine.launch.launch_plan import LaunchSpec, NodePlan, expand_home, plan_node, run_stem
+from tui.engine.launch.launch_plan import (
+    LaunchSpec,
+    NodePlan,
+    PlanError,
+    expand_home,
+    plan_node,
+    run_stem,
+)
 from tui.engine.launch.launch_preflight import Preflight, Refusal, RefusalKind, evaluate
 from tui.engine.launch.launch_record import (
     HowEnded,
-    RunRecord,
+    LaunchRecord,
     RunStatus,
     iso,
     new_record,
@@ -30,6 +37,8 @@ from tui.engine.launch.launch_record import (
 from tui.engine.launch.launch_report import HostFacts, Identity
 from tui.io.launch.launch_kill import KillOutcome, NodeKill, Progress, Stopper, read_record
 from tui.io.launch.launch_node import Node, NodeError
+from tui.io.transport.ssh import ConnectError
+from tui.io.transport.transport import TransportError
 
 T = TypeVar("T")
 _ATTEMPTS = 5
@@ -37,6 +46,10 @@ _ATTEMPTS = 5
 
 class ReadOnlyError(Exception):
     """Launch, kill and restart are switched off for this profile."""
+
+
+LAUNCH_FAILURES = (ConnectError, NodeError, PlanError, ReadOnlyError, TransportError, OSError)
+"""What a launch, kill, restart or status probe can fail with; callers report each one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +87,7 @@ class RestartResult:
     launched: LaunchResult
 
 
-async def _not_started(node: Node, plan: NodePlan, record: RunRecord) -> None:
+async def _not_started(node: Node, plan: NodePlan, record: LaunchRecord) -> None:
     """Close the record of a run whose command never started (best effort)."""
     ended = replace(
         record, how_ended=HowEnded.NOT_STARTED, ended_at=iso(datetime.now(timezone.utc))

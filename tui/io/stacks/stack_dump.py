@@ -11,11 +11,15 @@ fix it. Link failures come back as a ``StackDump`` too, never as an exception.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tui.engine.logs.sanitize import sanitize_text
-from tui.io.transport.transport import CommandTimedOut, LinkLost, Transport
+from tui.engine.logs.sanitize import sanitize_line, sanitize_text
+from tui.engine.servers import registry
+from tui.io.transport.deadline import within
+from tui.io.transport.host_session import HostSession
+from tui.io.transport.transport import CommandTimedOut, LinkLost, Transport, TransportError
 
 NOT_INSTALLED = 127
 NOT_FOUND = 3
@@ -50,14 +54,9 @@ exit 3
 
 
 def rank_titles(engine: str, tag: str) -> tuple[str, ...]:
-    """The process titles a rank tagged ``tag`` in the log may carry, most likely first."""
-    sglang = "sglang::scheduler" + "".join(f"_{part}" for part in tag.split() if part != "main")
-    vllm = f"VLLM::{tag}"
-    if engine == "sglang":
-        return (sglang,)
-    if engine == "vllm":
-        return (vllm,)
-    return (sglang, vllm)
+    """The process titles a rank tagged ``tag`` in the log may carry, most likely first: its
+    engine's (``Dialect.process_titles``), or every engine's when it is not known."""
+    return registry.process_titles(engine, tag)
 
 
 def dump_argv(
@@ -121,3 +120,20 @@ async def dump_stacks(
     except (LinkLost, CommandTimedOut) as error:
         return StackDump(False, "", f"cannot dump the stacks of {tag}: {error}")
     return interpret(result.status, result.stdout, result.stderr, tag=tag, host=transport.label)
+
+
+LINK_TIMEOUT_SECONDS = 15.0
+
+
+async def dump_rank_stacks(
+    session: HostSession, *, process_group: int, engine: str, tag: str, py_spy: str = "py-spy"
+) -> StackDump:
+    """:func:`dump_stacks` through the host session's link; every failure is a ``StackDump``."""
+    try:
+        transport = await within(session.transport(), LINK_TIMEOUT_SECONDS)
+        return await dump_stacks(
+            transport, process_group=process_group, engine=engine, tag=tag, py_spy=py_spy
+        )
+    except (TransportError, OSError, ValueError, asyncio.TimeoutError) as exc:
+        detail = sanitize_line(str(exc)) or type(exc).__name__
+        return StackDump(False, "", f"cannot dump the stacks of {tag}: {detail}")

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui.engine.bench.level_fields import level_fields, level_from_fields
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 from tui.engine.timing.estimate import RunRecord, StageKey, StageSample
 from tui.engine.timing.fingerprint import Fingerprint
@@ -79,7 +81,7 @@ class StoredRun:
 
 @dataclass(frozen=True, slots=True)
 class StoredBench:
-    """One benchmark level read back: ``result`` holds the ``result_fields`` names."""
+    """One benchmark level read back, its figures typed."""
 
     id: int
     run_id: int | None
@@ -89,7 +91,7 @@ class StoredBench:
     model: str | None
     concurrency: int
     recorded_at: float
-    result: dict[str, Any]
+    result: LevelFigures
 
 
 class RunStore:
@@ -213,7 +215,7 @@ class RunStore:
 
     def add_bench(
         self,
-        fields: Mapping[str, Any],
+        figures: LevelFigures,
         *,
         recorded_at: float,
         run_id: int | None = None,
@@ -222,13 +224,13 @@ class RunStore:
         endpoint: str | None = None,
         model: str | None = None,
     ) -> int:
-        """Store one benchmark level (``result_fields`` plus anything JSON can hold)."""
-        concurrency = int(fields.get("max_concurrency") or 1)
+        """Store one benchmark level, as its flat ``level_fields`` in JSON."""
+        concurrency = figures.concurrency
         return self._write(
             "INSERT INTO bench_results (run_id, profile, url, endpoint, model, concurrency, "
             "recorded_at, result) VALUES (?,?,?,?,?,?,?,?)",
             [run_id, profile, url, endpoint, model, concurrency, recorded_at,
-             json.dumps(dict(fields), default=str)],
+             json.dumps(level_fields(figures), default=str)],
         )  # fmt: skip
 
     def bench_results(
@@ -264,7 +266,7 @@ def _bench(row: tuple[Any, ...]) -> StoredBench:
     bench_id, run_id, profile, url, endpoint, model, concurrency, recorded_at, result = row
     return StoredBench(
         bench_id, run_id, profile, url, endpoint, model, concurrency, recorded_at,
-        _json_object(result),
+        level_from_fields(_json_object(result), concurrency),
     )  # fmt: skip
 
 

@@ -84,11 +84,11 @@ class LogTail:
             if self._waiting:
                 self._waiting = False
                 yield Marker(MarkerKind.APPEARED, f"{printable(self.path)} appeared")
-            verdict = await self._check(transport, opened.report, resuming)
+            checked = await self._check(transport, opened.report, resuming)
             resuming = False
-            for item in verdict.items:
+            for item in checked.items:
                 yield item
-            if verdict.restart:
+            if checked.restart:
                 await opened.stream.close()
                 continue
             async for item in self._stream(transport, opened):

@@ -26,7 +26,7 @@ from tui.io.transport.transport import CommandStream, CommandTimedOut, Transport
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """The fingerprint a check was sent with; its answer is judged against this."""
+    """The fingerprint a check was sent with; its answer is compared with this."""
 
     epoch: int
     offset: int
@@ -35,7 +35,7 @@ class Asked:
 
 
 @dataclass
-class Verdict:
+class CheckOutcome:
     """What a check's answer means: items to show, and whether to stop this stream."""
 
     items: list[TailItem] = field(default_factory=list)
@@ -118,13 +118,13 @@ class Pump:
 
     async def _checked(self, asked: Asked, report: FileReport | None) -> list[TailItem]:
         self._probe, self._probe_at = None, self._loop.time() + self.options.probe_interval
-        verdict = self.judge(asked, report)
-        if verdict.replaced_by is not None:
+        outcome = self.interpret(asked, report)
+        if outcome.replaced_by is not None:
             previous = await find_previous(self.transport, self.path, self.state, self.options)
             deadline = self._loop.time() + self.options.drain_max
-            self._drain = _Drain(verdict.replaced_by, previous, deadline)
-        self.finished = verdict.restart
-        return verdict.items
+            self._drain = _Drain(outcome.replaced_by, previous, deadline)
+        self.finished = outcome.restart
+        return outcome.items
 
     async def _ask(self) -> tuple[Asked, FileReport | None]:
         state = self.state
@@ -135,16 +135,16 @@ class Pump:
         except (CommandTimedOut, ReportError):
             return Asked(-1, 0, b"", b""), None
 
-    def judge(self, asked: Asked, report: FileReport | None) -> Verdict:
+    def interpret(self, asked: Asked, report: FileReport | None) -> CheckOutcome:
         """Compare a check's answer with the fingerprint it was asked with."""
         state = self.state
         if asked.epoch != state.epoch:
-            return Verdict()
+            return CheckOutcome()
         if report is None:
             return self._removed()
         self._deleted = False
         if report.identity != state.identity:
-            return Verdict(replaced_by=report)
+            return CheckOutcome(replaced_by=report)
         if report.size < asked.offset:
             return self._shrank()
         self._shrunk = 0
@@ -155,25 +155,25 @@ class Pump:
                 f"start (up to {repeat} bytes received just before may repeat)"
             )
             state.reset(state.identity)
-            return Verdict([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
+            return CheckOutcome([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
         state.verify(asked.offset, report.size)
-        return Verdict()
+        return CheckOutcome()
 
-    def _removed(self) -> Verdict:
+    def _removed(self) -> CheckOutcome:
         if self._deleted:
-            return Verdict()
+            return CheckOutcome()
         self._deleted = True
         detail = f"{printable(self.path)} was removed; reading what the open file still holds"
-        return Verdict([Marker(MarkerKind.DELETED, detail)])
+        return CheckOutcome([Marker(MarkerKind.DELETED, detail)])
 
-    def _shrank(self) -> Verdict:
+    def _shrank(self) -> CheckOutcome:
         """The file is shorter than our offset: ``tail`` reports it soon, else we start over."""
         self._shrunk += 1
         if self._shrunk < 3:
-            return Verdict()
+            return CheckOutcome()
         detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
         self.state.reset(self.state.identity)
-        return Verdict([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
+        return CheckOutcome([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
 
     async def _drain_step(self, drain: _Drain) -> list[TailItem]:
         left = drain.deadline - self._loop.time()

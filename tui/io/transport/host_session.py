@@ -26,11 +26,11 @@ from typing import Protocol
 from tui.io.tail.log_tail import LogTail, TailOptions
 from tui.io.transport.link_events import (
     Connected,
+    ConnectFailureKind,
     Connecting,
     ConnectionEvent,
     ConnectionFailed,
     ConnectionLost,
-    FailureKind,
     Reconnected,
     TailItem,
 )
@@ -164,7 +164,7 @@ class HostSession:
                 await self._attach()
                 break
             except ConnectError as exc:
-                if exc.kind is not FailureKind.UNREACHABLE or attempt == self.first_attempts:
+                if exc.kind is not ConnectFailureKind.UNREACHABLE or attempt == self.first_attempts:
                     self._fail(exc)
                     raise
                 await asyncio.sleep(self.backoff.delay(attempt))
@@ -205,7 +205,7 @@ class HostSession:
             try:
                 await self._attach()
             except ConnectError as exc:
-                if exc.kind is not FailureKind.UNREACHABLE:
+                if exc.kind is not ConnectFailureKind.UNREACHABLE:
                     self._fail(exc)
                     return False
                 self._emit(ConnectionLost(self.label, exc.message))

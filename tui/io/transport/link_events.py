@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 
-class FailureKind(str, Enum):
+class ConnectFailureKind(str, Enum):
     """Why a connection could not be made."""
 
     UNREACHABLE = "unreachable"
@@ -59,7 +59,7 @@ class ConnectionFailed:
     """The host refused us or could not be reached; ``hint`` says what the user can do."""
 
     host: str
-    kind: FailureKind
+    kind: ConnectFailureKind
     reason: str
     hint: str = ""
 

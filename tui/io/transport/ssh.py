@@ -29,7 +29,7 @@ from tui.io.transport.host_keys import (
     HostKeyPolicy,
     KnownHosts,
 )
-from tui.io.transport.link_events import FailureKind
+from tui.io.transport.link_events import ConnectFailureKind
 from tui.io.transport.ssh_stream import open_ssh_stream
 from tui.io.transport.transport import CommandResult, CommandStream, CommandTimedOut, LinkLost
 
@@ -106,7 +106,7 @@ def _parse_port(text: str, spec: str) -> int:
 class ConnectError(Exception):
     """A connection could not be made; ``hint`` tells the user what to do."""
 
-    def __init__(self, kind: FailureKind, message: str, hint: str = "") -> None:
+    def __init__(self, kind: ConnectFailureKind, message: str, hint: str = "") -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -139,7 +139,7 @@ def _config_arg(target: SshTarget) -> list[str] | tuple[()]:
     if target.config_path is not None:
         path = target.config_path.expanduser()
         if not path.is_file():
-            raise ConnectError(FailureKind.UNREACHABLE, f"ssh config {path} does not exist")
+            raise ConnectError(ConnectFailureKind.UNREACHABLE, f"ssh config {path} does not exist")
         return [str(path)]
     return () if DEFAULT_CONFIG.expanduser().is_file() else []
 
@@ -196,7 +196,9 @@ async def _connect_one(
     try:
         options = await _resolve(target)
     except (OSError, asyncssh.Error, ValueError) as exc:
-        raise ConnectError(FailureKind.UNREACHABLE, f"{target.label}: ssh config: {exc}") from exc
+        raise ConnectError(
+            ConnectFailureKind.UNREACHABLE, f"{target.label}: ssh config: {exc}"
+        ) from exc
     known = _known_hosts(target, options)
     gate = HostKeyGate(known, target.host_key_policy)
     connecting = asyncssh.connect(
@@ -229,17 +231,17 @@ def _refusal(
     where = f"{options.host}:{options.port}"
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         if gate.refusal is None:
-            return ConnectError(FailureKind.HOST_KEY, f"{target.label}: {exc.reason}")
-        return ConnectError(FailureKind.HOST_KEY, gate.refusal.message, gate.refusal.hint)
+            return ConnectError(ConnectFailureKind.HOST_KEY, f"{target.label}: {exc.reason}")
+        return ConnectError(ConnectFailureKind.HOST_KEY, gate.refusal.message, gate.refusal.hint)
     if isinstance(exc, asyncssh.PermissionDenied):
         return ConnectError(
-            FailureKind.AUTH,
+            ConnectFailureKind.AUTH,
             f"{options.username}@{where} refused authentication",
             "Check the user name, the IdentityFile and that the key is in the host's "
             "authorized_keys (ssh -v shows which keys were offered).",
         )
     reason = str(exc) or type(exc).__name__
-    return ConnectError(FailureKind.UNREACHABLE, f"{where} unreachable: {reason}")
+    return ConnectError(ConnectFailureKind.UNREACHABLE, f"{where} unreachable: {reason}")
 
 
 def _cipher_kwargs(options: asyncssh.SSHClientConnectionOptions) -> dict[str, object]:

@@ -26,6 +26,8 @@ from tui.engine.servers.hits import DecodeHit, Hit, Marker, MemoryHit, StageHit,
 from tui.engine.servers.server_args import sglang_args
 from tui.engine.startup.vocabulary import Stage
 
+NAME = "sglang"
+"""How configs, logs and the user name the engine."""
 MAIN = "main"
 
 _TAG = r"[A-Za-z_][\w\[\]]*"

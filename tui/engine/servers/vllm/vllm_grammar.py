@@ -26,6 +26,8 @@ from tui.engine.servers.hits import (
 from tui.engine.servers.server_args import vllm_args
 from tui.engine.startup.vocabulary import Stage
 
+NAME = "vllm"
+"""How configs, logs and the user name the engine."""
 PREFIX = re.compile(r"\((?P<proc>[^()]*?) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^()\s]+))?\) ?")
 """A process prefix; Ray adds the node's address (``(RayWorkerWrapper pid=7, ip=10.0.0.2)``)."""
 # ``[file.py:12]`` since 0.6; before that ``file.py:12]`` without the opening bracket.
@@ -113,14 +115,14 @@ def spec_hit(msg: str) -> SpecHit:
 
 def _version(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     return (
-        VersionHit("vllm", match[1] or match[2]),
+        VersionHit(NAME, match[1] or match[2]),
         Marker.RUN_STARTED,
         StageHit(Stage.ARGS, "args"),
     )
 
 
 def _engine(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
-    return (VersionHit("vllm", match[1]), StageHit(Stage.ARGS, "engine"), vllm_args(msg))
+    return (VersionHit(NAME, match[1]), StageHit(Stage.ARGS, "engine"), vllm_args(msg))
 
 
 def _figure(pattern: str) -> Callable[[str], float | None]:

@@ -1,19 +1,19 @@
 """The app's run records: each start-up it watched, the benchmarks against it, and the runs the
 comparison view reads back.
 
-Everything goes to the history file ``bringup runs`` reads (``tui.io.store.run_store``). These
-functions
-block on sqlite; the app calls them in a thread.
+Everything goes to the history file ``bringup runs`` reads (``tui.io.store.run_store``). The
+plain functions block on sqlite; :class:`RunRecorder` calls them in a thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.bench.run_compare import BenchLevel, RunColumn, newest_levels
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup.snapshot import Snapshot
@@ -53,17 +53,59 @@ def record_run(
         return store.add_run(record)
 
 
+RunKey = tuple[int, float | None]
+
+
+def run_key(snapshot: Snapshot) -> RunKey:
+    """What tells one start-up from the next in the same log."""
+    return (snapshot.runs_before, snapshot.started_at)
+
+
+class RunRecorder:
+    """The history id of each start-up the app watched, storing each run once.
+
+    A run is known by its ``runs_before`` and start time; a run asked for twice at once is
+    stored once (the second caller waits for the first)."""
+
+    def __init__(self, data_dir: Path | None, profile: str | None, host: str | None) -> None:
+        self.data_dir = data_dir
+        self.profile = profile
+        self.host = host
+        self.ids: dict[RunKey, int | None] = {}
+        self._lock = asyncio.Lock()
+
+    def noted(self, snapshot: Snapshot) -> bool:
+        """Whether ``snapshot``'s run was already asked for (stored or being stored)."""
+        return run_key(snapshot) in self.ids
+
+    def note(self, snapshot: Snapshot) -> None:
+        """Mark ``snapshot``'s run as asked for before its id is known."""
+        self.ids.setdefault(run_key(snapshot), None)
+
+    async def run_id(self, snapshot: Snapshot) -> int:
+        """The id of ``snapshot``'s run, stored the first time (``StoreError`` if it cannot)."""
+        key = run_key(snapshot)
+        async with self._lock:
+            found = self.ids.get(key)
+            if found is None:
+                found = await asyncio.to_thread(
+                    record_run, self.data_dir, snapshot, self.profile, self.host
+                )
+                self.ids[key] = found
+            return found
+
+
 def save_levels(
-    data_dir: Path | None, run_id: int | None, levels: Sequence[Mapping[str, Any]], meta: BenchMeta
+    data_dir: Path | None, run_id: int | None, levels: Sequence[LevelFigures], meta: BenchMeta
 ) -> list[int]:
     """Store each level of one benchmark against run ``run_id``; their ids."""
     with RunStore.open_default(configured=data_dir) as store:
-        return [_add(store, run_id, fields, meta) for fields in levels]
+        return [_add(store, run_id, figures, meta) for figures in levels]
 
 
-def _add(store: RunStore, run_id: int | None, fields: Mapping[str, Any], meta: BenchMeta) -> int:
+def _add(store: RunStore, run_id: int | None, figures: LevelFigures, meta: BenchMeta) -> int:
     return store.add_bench(
-        fields, recorded_at=meta.recorded_at, run_id=run_id, profile=meta.profile,
+        figures, recorded_at=meta.recorded_at, run_id=run_id, profile=meta.profile,
         url=meta.url, endpoint=meta.endpoint, model=meta.model,
     )  # fmt: skip
 
@@ -81,7 +123,7 @@ class Scope:
         return f"{self.kind} {sanitize_line(self.value)}"
 
 
-def _column(run: StoredRun, levels: Mapping[int, Mapping[str, Any]]) -> RunColumn:
+def _column(run: StoredRun, levels: Mapping[int, LevelFigures]) -> RunColumn:
     record = run.record
     when = time.strftime("%m-%d %H:%M", time.localtime(record.recorded_at))
     return RunColumn(

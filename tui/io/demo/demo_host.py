@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from tui.engine.servers import registry
 from tui.io.gpu.gpu_telemetry import TelemetrySettings
 from tui.io.transport.embedded_sshd import EmbeddedSshServer
 from tui.io.transport.host_session import HostSession, SessionClosed, SshConnector
@@ -40,7 +41,7 @@ _ROOT = Path(__file__).resolve().parents[3]
 class DemoOptions:
     """What the simulated server does: engine, scenario, speed and size."""
 
-    engine: str = "sglang"
+    engine: str = registry.default().name
     scenario: str = "ok"
     time_scale: float = 0.05
     tp_size: int = 8

@@ -1,0 +1,132 @@
+"""One benchmark level's figures, typed, as they go from the client to the pane, the store and
+the comparison.
+
+The built-in client fills every measured figure (:func:`figures_of`) and the server's own view
+around the level (:class:`ServerSpec`); the app adds the three accept lengths side by side
+(:class:`AcceptFigures`); the engines' own tools fill what their summary prints and name
+themselves in ``source``. A figure nobody measured is None. The flat, ``vllm bench serve``-named
+form they are saved in is ``tui.engine.bench.level_fields``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from tui.engine.bench.bench_math import Distribution, LevelResult
+
+Scalar = str | int | float | bool | None
+
+
+class AcceptBasis(str, Enum):
+    """What the server's accept length covers."""
+
+    DIFFERENCED = "differenced"
+    """The server's counters differenced over this level only."""
+    LIFETIME = "lifetime"
+    """The server's lifetime average (every earlier request included)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Summary of a figure over the level's requests, in the unit its name says."""
+
+    mean: float | None = None
+    median: float | None = None
+    std: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    max: float | None = None
+
+    @classmethod
+    def of(cls, dist: Distribution, scale: float = 1.0) -> Stats:
+        def scaled(value: float | None) -> float | None:
+            return None if value is None else value * scale
+
+        return cls(
+            scaled(dist.mean), scaled(dist.median), scaled(dist.std), scaled(dist.p90),
+            scaled(dist.p95), scaled(dist.p99), scaled(dist.max),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """The server's own speculative-decoding figures around the level, and the round trip."""
+
+    avg_accept_before: float | None = None
+    """SGLang's lifetime ``avg_spec_accept_length`` before the level."""
+    avg_accept_after: float | None = None
+    """The same after the level (what SGLang's own tool prints as ``Accept length``)."""
+    acceptance_length: float | None = None
+    """vLLM's ``1 + accepted/drafts`` over the level's counter differences."""
+    median_round_trip_ms: float | None = None
+    """The median time of the level's no-op requests."""
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptFigures:
+    """What the app adds to a level: the server's accept length with its basis, the log's and
+    the client's own token count."""
+
+    server_accept_length: float | None = None
+    server_accept_basis: AcceptBasis | None = None
+    log_accept_length: float | None = None
+    log_accept_samples: int = 0
+    client_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LevelFigures:
+    """The benchmark at one concurrency level."""
+
+    concurrency: int
+    completed: int | None = None
+    failed: int | None = None
+    duration: float | None = None
+    total_input_tokens: int | None = None
+    total_output_tokens: int | None = None
+    request_throughput: float | None = None
+    output_throughput: float | None = None
+    ttft_ms: Stats = Stats()
+    tpot_ms: Stats = Stats()
+    itl_ms: Stats = Stats()
+    e2el_ms: Stats = Stats()
+    decode_tok_s: Stats = Stats()
+    accept_length: float | None = None
+    """The client's ``sum(completion_tokens) / sum(spec_verify_ct)``."""
+    mean_accept_length: float | None = None
+    token_mismatches: int | None = None
+    errors: tuple[str, ...] = ()
+    """Distinct errors of the failed requests."""
+    server: ServerSpec | None = None
+    accepts: AcceptFigures | None = None
+    source: str | None = None
+    """Who measured it when not the built-in client (``official sglang``)."""
+    problems: tuple[str, ...] = ()
+    """What was odd in a tool's output."""
+    other: tuple[tuple[str, Scalar], ...] = field(default=())
+    """A tool's figures that have no place above, by their saved name, kept as read."""
+
+
+def figures_of(result: LevelResult) -> LevelFigures:
+    """The client's result of one level (times in milliseconds, speeds per second)."""
+    return LevelFigures(
+        concurrency=result.concurrency,
+        completed=result.completed,
+        failed=result.failed,
+        duration=result.duration,
+        total_input_tokens=result.total_input_tokens,
+        total_output_tokens=result.total_output_tokens,
+        request_throughput=result.request_throughput,
+        output_throughput=result.output_throughput,
+        ttft_ms=Stats.of(result.ttft, 1000.0),
+        tpot_ms=Stats.of(result.tpot, 1000.0),
+        itl_ms=Stats.of(result.itl, 1000.0),
+        e2el_ms=Stats.of(result.e2el, 1000.0),
+        decode_tok_s=Stats.of(result.decode_speed),
+        accept_length=result.accept_length,
+        mean_accept_length=result.accept_lengths.mean,
+        token_mismatches=result.token_mismatches,
+        errors=result.errors,
+    )

@@ -1,0 +1,123 @@
+"""The one judge: every verdict, in the app and in ``bringup wait``, is computed here.
+
+``judge`` takes the log's ``Snapshot``, the other ``Signals`` (the link, the health poll, the
+test generation, and which of them the caller follows) and the expectations from past runs,
+and returns a ``Judgement``: the verdict (``verdict.decide_verdict``), each rank's standing
+against the stall and lag rules (``stall.assess``), the reason behind the verdict, and every
+disagreement between the signals. It is pure: the caller brings the clock.
+
+To add a verdict (DEGRADED) or a grace period for a ``/health`` that flickers, extend
+``Signals`` with what it needs (when the health was last seen OK, say), add the rung to
+``decide_verdict`` and its sentence to ``_reason``: no caller decides a verdict itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tui.engine.judge.health import HealthState
+from tui.engine.judge.stall import RankStatus, StallPolicy, assess, stalled
+from tui.engine.judge.verdict import Watched, decide_verdict
+from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
+from tui.engine.timing.estimate import Expectations
+
+FINAL = frozenset({Verdict.READY, Verdict.FAILED, Verdict.STOPPED})
+"""Verdicts after which nothing more is to be waited for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What the judge hears besides the log."""
+
+    connected: bool = True
+    health: HealthState = HealthState.UNKNOWN
+    generation_ok: bool | None = None
+    """The test generation: answered (True), failed (False), not tried (None)."""
+    watched: Watched = field(default_factory=Watched)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The verdict, why, each rank's standing, and where the signals disagree."""
+
+    verdict: Verdict
+    reason: str
+    disagreements: tuple[str, ...] = ()
+    statuses: tuple[RankStatus, ...] = ()
+
+    @property
+    def final(self) -> bool:
+        """READY, FAILED or STOPPED: the start-up is over, one way or the other."""
+        return self.verdict in FINAL
+
+    @property
+    def stalled(self) -> tuple[RankStatus, ...]:
+        return stalled(self.statuses)
+
+
+def judge(
+    snapshot: Snapshot,
+    signals: Signals,
+    expectations: Expectations,
+    now: float,
+    policy: StallPolicy | None = None,
+) -> Judgement:
+    """The verdict over the log and the signals at ``now`` (the same clock as the snapshot)."""
+    statuses = assess(snapshot, expectations, now, policy)
+    report = decide_verdict(
+        snapshot,
+        connected=signals.connected,
+        health=signals.health,
+        generation_ok=signals.generation_ok,
+        stalled_ranks=tuple(status.tag for status in stalled(statuses)),
+        watched=signals.watched,
+    )
+    reason = _reason(report.verdict, snapshot, signals.watched, statuses)
+    return Judgement(report.verdict, reason, report.disagreements, statuses)
+
+
+def _reason(
+    verdict: Verdict, snapshot: Snapshot, watched: Watched, statuses: tuple[RankStatus, ...]
+) -> str:
+    """One sentence on why the verdict is what it is."""
+    if verdict is Verdict.FAILED:
+        return _failure_reason(snapshot)
+    if verdict is Verdict.STOPPED:
+        when = "after" if snapshot.ready_line_seen else "before"
+        return f"the server stopped {when} it was ready"
+    if verdict is Verdict.CONNECTING:
+        return "no connection to the host yet"
+    if verdict is Verdict.READY:
+        return _ready_reason(snapshot, watched)
+    if verdict is Verdict.STALLED:
+        return _stall_reason(snapshot, stalled(statuses)[0])
+    stage = snapshot.last_stage.label if snapshot.last_stage is not None else "no stage yet"
+    return f"starting; last stage: {stage}"
+
+
+def _ready_reason(snapshot: Snapshot, watched: Watched) -> str:
+    """What agreed: the ready line and/or ``/health`` with a generated token; the start-up."""
+    agreed = [
+        *(["the ready line"] if watched.log else []),
+        *(["/health 200 and one generated token"] if watched.health else []),
+    ]
+    took = snapshot.startup_seconds
+    shown = f"; the log shows a {took:.1f} s start-up" if took is not None else ""
+    return f"{' and '.join(agreed)}{shown}"
+
+
+def _failure_reason(snapshot: Snapshot) -> str:
+    failure = snapshot.failure
+    if failure is None:
+        return "failed"
+    where = f" on {failure.rank}" if failure.rank else ""
+    lines = failure.excerpt.strip().splitlines()
+    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}"
+
+
+def _stall_reason(snapshot: Snapshot, status: RankStatus) -> str:
+    """``TP3: silent ...``, with the node first when the server spans several hosts."""
+    rank = snapshot.rank(status.tag)
+    where = f"node {rank.node} " if snapshot.nodes and rank is not None else ""
+    return f"{where}{status.tag}: {status.reason}"

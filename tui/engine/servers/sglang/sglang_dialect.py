@@ -1,0 +1,59 @@
+"""SGLang as a dialect: ``python -m sglang.launch_server`` and what bringup asks of it."""
+
+from __future__ import annotations
+
+from tui.engine.servers.dialect import (
+    BenchTool,
+    FastPath,
+    GenerationProbe,
+    StartupTraits,
+)
+from tui.engine.servers.hits import Hit
+from tui.engine.servers.sglang import sglang_grammar
+
+
+class SglangDialect:
+    """SGLang: ``[time TP0] message`` lines, its native ``/generate``, schedulers titled
+    ``sglang::scheduler_TP0``."""
+
+    name = sglang_grammar.NAME
+    default_port = 30000
+    native_endpoint = "generate"
+    fast_path = FastPath.STAMPED_SHAPES
+    traits = StartupTraits(short_stamps_foreign=True, decode_lines_as_text=True)
+    health_path = "/health"
+    generation = GenerationProbe(
+        "/generate", "text", {"sampling_params": {"max_new_tokens": 1, "temperature": 0}}
+    )
+    bench_tool = BenchTool(
+        title="sglang.bench_serving",
+        command=("-m", "sglang.bench_serving"),
+        via_python=True,
+        backend="sglang",
+        warmup_flag="--warmup-requests",
+        extra=("--random-range-ratio", "1"),
+        keep_eos_flag="--disable-ignore-eos",
+        signature_rows=("total generated tokens (retokenized)",),
+    )
+    metric_names = (
+        "sglang:num_running_reqs",
+        "sglang:num_queue_reqs",
+        "sglang:gen_throughput",
+        "sglang:token_usage",
+        "sglang:cache_hit_rate",
+        "sglang:time_to_first_token_seconds",
+    )
+    read_line = None
+    """SGLang's envelope is read by the shared grammar (``tui.engine.servers.line_grammar``)."""
+
+    def message_hits(self, msg: str) -> tuple[Hit, ...]:
+        return sglang_grammar.message_hits(msg)
+
+    def process_titles(self, tag: str) -> tuple[str, ...]:
+        """``sglang::scheduler_DP0_TP3`` for the rank ``DP0 TP3``; the main process's title
+        has no tags."""
+        parts = "".join(f"_{part}" for part in tag.split() if part != sglang_grammar.MAIN)
+        return (f"sglang::scheduler{parts}",)
+
+
+SGLANG = SglangDialect()

@@ -1,0 +1,150 @@
+"""One benchmark of a ready server, start to end: the app runs :func:`run_benchmark` in a worker.
+
+Traffic goes through the host session's port forward, the same one the health poll uses; with
+``bench.official`` the engine's own tool runs on the host instead. Each finished level is told
+to the listener and stored at once against the run's history id, so nothing measured is lost.
+Every failure ends the benchmark with :class:`BenchRunFailed` and a sanitized text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import httpx
+
+from tui.config import BenchConfig
+from tui.data.prompts import PromptFileError
+from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.servers import registry
+from tui.engine.startup.snapshot import DecodeSummary, Snapshot
+from tui.io.bench.bench_client import clean, detect_endpoint
+from tui.io.bench.bench_setup import BenchSetup
+from tui.io.bench.builtin_run import SETTLE_SECONDS, LevelClient, build_workload, measure
+from tui.io.bench.official_run import OfficialRunFailed, OfficialSetup, run_official
+from tui.io.store.run_records import BenchMeta, save_levels
+from tui.io.store.run_store import StoreError
+from tui.io.transport.deadline import within
+from tui.io.transport.host_session import SessionClosed
+from tui.io.transport.transport import TransportError
+
+FORWARD_TIMEOUT_SECONDS = 15.0
+FAILURES = (
+    httpx.HTTPError, OSError, TransportError, SessionClosed, asyncio.TimeoutError,
+    PromptFileError, OfficialRunFailed, StoreError,
+)  # fmt: skip
+"""What a benchmark can fail with; each ends it with :class:`BenchRunFailed`."""
+
+
+class BenchListener(Protocol):
+    """Hears what the benchmark does, as it happens."""
+
+    def started(self, title: str, levels: Sequence[int], per_level: int | None) -> None: ...
+
+    def progressed(self, concurrency: int, done: int, failed: int) -> None: ...
+
+    def level_finished(self, concurrency: int, figures: LevelFigures) -> None: ...
+
+
+class BenchRunFailed(Exception):
+    """The benchmark could not go on; the message says why (and where finished levels went)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRequest:
+    """One benchmark: the server, the start-up it follows and where its levels are stored."""
+
+    setup: BenchSetup
+    snapshot: Callable[[], Snapshot]
+    """The engine's latest snapshot (its decode summary is read around every level)."""
+    run_id: int | None
+    settle: float = SETTLE_SECONDS
+
+
+def bench_title(settings: BenchConfig, endpoint: str) -> str:
+    levels = ",".join(str(level) for level in settings.concurrency)
+    return (
+        f"{endpoint} · {settings.num_prompts} prompts · ~{settings.input_len} in / "
+        f"{settings.output_len} out · c={levels}"
+    )
+
+
+async def run_benchmark(request: BenchRequest, listener: BenchListener) -> str:
+    """Benchmark every level; returns where the results were kept (``BenchRunFailed`` else)."""
+    run = _Run(request, listener)
+    try:
+        if request.setup.options.config.official:
+            await run.official()
+        else:
+            await run.builtin()
+    except FAILURES as exc:
+        error = clean(f"{type(exc).__name__}: {exc}", 300)
+        raise BenchRunFailed(f"{error} ({run.saved})" if run.saved else error) from None
+    return run.saved
+
+
+class _Run:
+    """The state of one benchmark: its stored metadata and what became of the saved levels."""
+
+    def __init__(self, request: BenchRequest, listener: BenchListener) -> None:
+        self.request = request
+        self.listener = listener
+        setup = request.setup
+        self.meta = BenchMeta(setup.options.profile, setup.address, "", None, time.time())
+        self.saved = ""
+
+    def _engine(self, snapshot: Snapshot) -> str:
+        engine = self.request.setup.engine
+        return engine if engine != registry.AUTO else snapshot.server.engine
+
+    async def builtin(self) -> None:
+        setup, snapshot = self.request.setup, self.request.snapshot()
+        settings = setup.options.config
+        url = await within(setup.session.forward(setup.port), FORWARD_TIMEOUT_SECONDS)
+        endpoint = settings.endpoint
+        if endpoint is None:
+            engine = self._engine(snapshot)
+            known = registry.find(engine) is not None
+            endpoint = settings.endpoint_for(engine) if known else await detect_endpoint(url)
+        workload = build_workload(settings, endpoint)
+        self.meta = replace(self.meta, endpoint=endpoint, model=snapshot.server.model)
+        per_level = len(workload.prompts)
+        self.listener.started(bench_title(settings, endpoint), settings.concurrency, per_level)
+        client = LevelClient(url, workload, self._decode, self.listener.progressed)
+        async with client:
+            await client.resolve_model()
+            self.meta = replace(self.meta, model=snapshot.server.model or client.model)
+            await measure(client, settings.concurrency, self._level_done, self.request.settle)
+
+    async def official(self) -> None:
+        setup, snapshot = self.request.setup, self.request.snapshot()
+        settings = setup.options.config
+        self.meta = replace(self.meta, endpoint="official", model=snapshot.server.model)
+        engine = self._engine(snapshot)
+        tool = registry.or_default(engine).bench_tool.title
+        title = f"official {tool} · {bench_title(settings, 'random')}"
+        self.listener.started(title, settings.concurrency, settings.num_prompts)
+        official = OfficialSetup(
+            setup.session, engine, setup.port, snapshot.server.model,
+            setup.options.venv, setup.options.conda_env,
+        )  # fmt: skip
+        await run_official(official, settings, self._level_done)
+
+    def _decode(self) -> DecodeSummary:
+        return self.request.snapshot().decode
+
+    async def _level_done(self, concurrency: int, figures: LevelFigures) -> None:
+        """Tell of a finished level and store it at once, so that nothing measured is lost."""
+        self.listener.level_finished(concurrency, figures)
+        options, run_id = self.request.setup.options, self.request.run_id
+        try:
+            await asyncio.to_thread(save_levels, options.data_dir, run_id, [figures], self.meta)
+        except StoreError as exc:
+            self.saved = f"results not saved: {clean(str(exc))}"
+            return
+        if not self.saved.startswith("results not saved"):
+            run = f"run #{run_id}" if run_id is not None else "no run (not recorded)"
+            self.saved = f"saved with {run}"

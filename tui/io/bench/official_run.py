@@ -1,0 +1,120 @@
+"""The engine's own benchmark tool, run on the host through the host session.
+
+``python -m sglang.bench_serving`` or ``vllm bench serve`` runs once per level; its summary
+table is read into the same fields as the built-in client's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from tui.config import BenchConfig
+from tui.engine.bench.level_fields import level_from_fields
+from tui.engine.bench.level_figures import AcceptBasis, AcceptFigures, LevelFigures, ServerSpec
+from tui.engine.bench.official_bench import (
+    OfficialRun,
+    OfficialSummary,
+    official_argv,
+    parse_summary,
+)
+from tui.engine.logs.sanitize import sanitize_line
+from tui.io.bench.builtin_run import LevelDone
+from tui.io.launch.remote_scripts import script
+from tui.io.transport.host_session import HostSession
+
+OFFICIAL_TIMEOUT_SECONDS = 3600.0
+
+# Runs the tool inside the profile's virtual environment or conda environment, if any.
+OFFICIAL_SCRIPT = r"""
+venv=$1 conda=$2
+shift 2
+if [ -n "$venv" ]; then
+  [ -d "$venv/bin" ] || { echo "no virtual environment at $venv" >&2; exit 127; }
+  PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
+  export PATH VIRTUAL_ENV
+fi
+if [ -n "$conda" ]; then
+  case $conda in */*) which=-p ;; *) which=-n ;; esac
+  exec conda run --no-capture-output "$which" "$conda" "$@"
+fi
+exec "$@"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class OfficialSetup:
+    """Where and how to run the engine's tool on the host."""
+
+    session: HostSession
+    engine: str
+    port: int
+    model: str | None = None
+    venv: str | None = None
+    conda_env: str | None = None
+    timeout: float = OFFICIAL_TIMEOUT_SECONDS
+
+
+class OfficialRunFailed(Exception):
+    """The tool did not print a summary; the message has the tail of what it said instead."""
+
+
+def official_command(setup: OfficialSetup, settings: BenchConfig, concurrency: int) -> list[str]:
+    """The argv (``sh -c`` wrapper included) that runs one level with the engine's tool."""
+    run = OfficialRun(
+        engine=setup.engine, port=setup.port, concurrency=concurrency,
+        num_prompts=settings.num_prompts, input_len=settings.input_len,
+        output_len=settings.output_len, seed=settings.seed,
+        warmup_requests=settings.warmup_requests, ignore_eos=settings.ignore_eos,
+        model=setup.model,
+    )  # fmt: skip
+    return script("official-bench", OFFICIAL_SCRIPT, [setup.venv, setup.conda_env,
+                                                      *official_argv(run)])  # fmt: skip
+
+
+def _tail(data: bytes, lines: int = 3) -> str:
+    text = data.decode("utf-8", "replace").strip().splitlines()[-lines:]
+    return " | ".join(sanitize_line(line)[:200] for line in text)
+
+
+async def official_level(
+    setup: OfficialSetup, settings: BenchConfig, concurrency: int
+) -> LevelFigures:
+    """One level run by the engine's tool on the host, as figures."""
+    argv = official_command(setup, settings, concurrency)
+    result = await setup.session.run(argv, timeout=setup.timeout)
+    try:
+        summary = parse_summary(result.stdout.decode("utf-8", "replace"))
+    except ValueError as exc:
+        said = _tail(result.stderr) or _tail(result.stdout) or "no output"
+        raise OfficialRunFailed(f"exit status {result.status}: {exc}; it said: {said}") from None
+    return summary_figures(summary, settings.num_prompts, concurrency)
+
+
+def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -> LevelFigures:
+    """The figures of a tool's summary table: what it printed, the failed requests it did not
+    count, the level's concurrency, and the server's accept length with its basis."""
+    figures = level_from_fields(summary.fields, concurrency)
+    failed = figures.failed
+    if failed is None and figures.completed is not None:
+        failed = max(requests - figures.completed, 0)
+    spec = figures.server or ServerSpec()
+    server, basis = spec.acceptance_length, AcceptBasis.DIFFERENCED
+    if server is None and spec.avg_accept_after is not None:
+        server, basis = spec.avg_accept_after, AcceptBasis.LIFETIME
+    accepts = None if server is None else AcceptFigures(server, basis)
+    return replace(
+        figures, concurrency=concurrency, failed=failed, source=f"official {summary.tool}",
+        problems=summary.problems, accepts=accepts,
+    )  # fmt: skip
+
+
+async def run_official(
+    setup: OfficialSetup, settings: BenchConfig, level_done: LevelDone
+) -> list[LevelFigures]:
+    """Every level with the engine's tool, in turn."""
+    results = []
+    for concurrency in settings.concurrency:
+        figures = await official_level(setup, settings, concurrency)
+        await level_done(concurrency, figures)
+        results.append(figures)
+    return results
