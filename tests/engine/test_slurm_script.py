@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tui.engine.cluster.slurm_script import (
+from tui.engine.launch.launch_plan import LaunchSpec, PlanError
+from tui.engine.launch.slurm_script import (
     SlurmSpec,
     batch_script,
     node_log,
     sbatch_argv,
     task_script,
 )
-from tui.engine.launch.launch_plan import LaunchSpec, PlanError
 
 HOSTILE = "a; touch pwned $(touch pwned2) `id` 'q' \"d\"\nline2 $HOME"
 ECHO = (sys.executable, "-c", "import json, sys; print(json.dumps(sys.argv[1:]))")

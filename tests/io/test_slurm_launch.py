@@ -13,8 +13,8 @@ from tests.conftest import REPO
 from tests.io.slurm_support import eventually, processes_with, slurm_config
 from tests.slurm import SlurmCluster
 from tui.cli import main
-from tui.engine.cluster.slurm_script import SlurmSpec
 from tui.engine.launch.launch_plan import LaunchSpec
+from tui.engine.launch.slurm_script import SlurmSpec
 from tui.io.slurm.slurm_client import SlurmClient
 from tui.io.slurm.slurm_launcher import SlurmLauncher
 from tui.io.transport.local import LocalTransport

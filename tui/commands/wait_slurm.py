@@ -33,10 +33,10 @@ from tui.commands.wait import (
 from tui.commands.wait_cluster import ClusterWatcher, timeout_detail
 from tui.commands.wait_watch import Decision, Report, guarded, session_for, until_decided
 from tui.config import Profile
-from tui.engine.cluster.slurm_record import current_path, parse_slurm_run
-from tui.engine.cluster.slurm_script import node_log
 from tui.engine.cluster.slurm_verdict import JobPhase, clock
 from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home, run_stem
+from tui.engine.launch.slurm_record import current_path, parse_slurm_run
+from tui.engine.launch.slurm_script import node_log
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.slurm.slurm_client import SlurmClient, SlurmError

@@ -14,21 +14,21 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from tui.engine.cluster.slurm_record import (
+from tui.engine.launch.launch_record import iso
+from tui.engine.launch.slurm_record import (
     SlurmRecordError,
     SlurmRun,
     current_path,
     parse_slurm_run,
     record_path,
 )
-from tui.engine.cluster.slurm_script import (
+from tui.engine.launch.slurm_script import (
     SlurmSpec,
     batch_log,
     batch_script,
     node_log,
     sbatch_argv,
 )
-from tui.engine.launch.launch_record import iso
 from tui.io.slurm.slurm_client import SlurmClient
 
 POLL_SECONDS = 0.5

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 from tui.config import Profile
-from tui.engine.cluster.slurm_script import SlurmSpec
 from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home
+from tui.engine.launch.slurm_script import SlurmSpec
 from tui.io.launch.launch_profile import spec_from_profile
 from tui.io.transport.host_keys import check_policy
 from tui.io.transport.local import LocalTransport
