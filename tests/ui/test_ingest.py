@@ -11,6 +11,7 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_messages import ChunkReceived
 from tui.app.monitor.monitor_state import MonitorState
 from tui.app.monitor.view_model import Target
+from tui.engine.logs.log_line import LogLine
 
 
 class RecordingLink(FakeLink):
@@ -18,15 +19,15 @@ class RecordingLink(FakeLink):
         super().__init__()
         self.calls: list[str] = []
 
-    def feed(self, data: bytes) -> list[tuple[str | None, str, bool]]:
+    def feed(self, data: bytes) -> list[LogLine]:
         self.calls.append(f"feed {len(data)}")
         return super().feed(data)
 
-    def new_run(self, reason: str) -> list[tuple[str | None, str, bool]]:
+    def new_run(self, reason: str) -> list[LogLine]:
         self.calls.append(f"new run {reason}")
         return []
 
-    def finish(self) -> list[tuple[str | None, str, bool]]:
+    def finish(self) -> list[LogLine]:
         self.calls.append("finish")
         return []
 

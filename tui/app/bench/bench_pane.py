@@ -21,9 +21,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Sparkline, Static
 
 from tui.app.bench.bench_state import BenchPhase, BenchState, LevelProgress
-from tui.app.feed.logbook import printable
 from tui.app.widgets.cell_format import bar
 from tui.engine.bench.bench_view import accept_view, throughputs, token_view
+from tui.engine.logs.sanitize import printable
 
 Segment = str | tuple[str, str]
 _PHASE_TEXT = {

@@ -22,8 +22,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui.app.bench.run_records import Scope, load_columns
-from tui.app.feed.logbook import printable
 from tui.engine.bench.run_compare import Cell, CompareRow, Judgement, RunColumn, compare_rows
+from tui.engine.logs.sanitize import printable
 from tui.io.store.run_store import StoreError
 
 NAME_WIDTH = 16

@@ -24,6 +24,7 @@ import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_pump import Pump
 from tui.io.tail.tail_recovery import lost_previous
 from tui.io.tail.tail_remote import (
@@ -34,7 +35,7 @@ from tui.io.tail.tail_remote import (
     parse_report,
     split_header,
 )
-from tui.io.tail.tail_state import FileState, TailOptions, printable
+from tui.io.tail.tail_state import FileState, TailOptions
 from tui.io.transport.link_events import Marker, MarkerKind, TailItem
 from tui.io.transport.transport import CommandStream, Transport
 

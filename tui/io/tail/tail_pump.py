@@ -16,10 +16,11 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_probe import Prober
 from tui.io.tail.tail_recovery import Previous, find_previous, lost_previous
 from tui.io.tail.tail_remote import FileReport, Notice, NoticeScanner, ReportError
-from tui.io.tail.tail_state import FileState, TailOptions, printable
+from tui.io.tail.tail_state import FileState, TailOptions
 from tui.io.transport.link_events import Gap, Marker, MarkerKind, TailItem
 from tui.io.transport.transport import CommandStream, CommandTimedOut, Transport
 

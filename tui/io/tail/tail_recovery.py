@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_remote import (
     Candidate,
     FileReport,
@@ -18,7 +19,7 @@ from tui.io.tail.tail_remote import (
     parse_locate,
     read_range_argv,
 )
-from tui.io.tail.tail_state import FileState, TailOptions, printable
+from tui.io.tail.tail_state import FileState, TailOptions
 from tui.io.transport.link_events import Chunk, Gap, Marker, MarkerKind, TailItem
 from tui.io.transport.transport import Transport, TransportError
 
