@@ -18,8 +18,8 @@ from tui.io.transport.link_events import (
     Connecting,
     ConnectionEvent,
     ConnectionLost,
-    Marker,
     Reconnected,
+    StreamMarker,
     TailItem,
 )
 from tui.io.transport.ssh import ConnectError
@@ -47,7 +47,7 @@ def tail_message(item: TailItem) -> Message:
     """The message for one item of a log tail."""
     if isinstance(item, Chunk):
         return ChunkReceived(item.data)
-    if isinstance(item, Marker):
+    if isinstance(item, StreamMarker):
         return StreamMarked(item.kind.value, item.detail, new_file=item.starts_new_file)
     lost = "an unknown number of" if item.size is None else str(item.size)
     return StreamMarked("gap", f"{lost} bytes could not be read ({item.reason})")

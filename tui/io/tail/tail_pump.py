@@ -21,7 +21,7 @@ from tui.io.tail.tail_probe import Prober
 from tui.io.tail.tail_recovery import Previous, find_previous, lost_previous
 from tui.io.tail.tail_remote import FileReport, Notice, NoticeScanner, ReportError
 from tui.io.tail.tail_state import FileState, TailOptions
-from tui.io.transport.link_events import Gap, Marker, MarkerKind, TailItem
+from tui.io.transport.link_events import Gap, MarkerKind, StreamMarker, TailItem
 from tui.io.transport.transport import CommandStream, CommandTimedOut, Transport
 
 
@@ -90,7 +90,7 @@ class Pump:
             return [self.state.advance(part)] if part else []
         if not part.truncated:
             text = part.text.decode("utf-8", "replace").strip()
-            return [Marker(MarkerKind.NOTICE, printable(text))]
+            return [StreamMarker(MarkerKind.NOTICE, printable(text))]
         items = await lost_previous(self.transport, self.path, self.state, self.options, None)
         self.state.reset(self.state.identity)
         return items
@@ -156,7 +156,7 @@ class Pump:
                 f"start (up to {repeat} bytes received just before may repeat)"
             )
             state.reset(state.identity)
-            return Verdict([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
+            return Verdict([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
         state.verify(asked.offset, report.size)
         return Verdict()
 
@@ -165,7 +165,7 @@ class Pump:
             return Verdict()
         self._deleted = True
         detail = f"{printable(self.path)} was removed; reading what the open file still holds"
-        return Verdict([Marker(MarkerKind.DELETED, detail)])
+        return Verdict([StreamMarker(MarkerKind.DELETED, detail)])
 
     def _shrank(self) -> Verdict:
         """The file is shorter than our offset: ``tail`` reports it soon, else we start over."""
@@ -174,7 +174,7 @@ class Pump:
             return Verdict()
         detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
         self.state.reset(self.state.identity)
-        return Verdict([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
+        return Verdict([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
 
     async def _drain_step(self, drain: _Drain) -> list[TailItem]:
         left = drain.deadline - self._loop.time()
@@ -201,8 +201,8 @@ class Pump:
         if previous is not None and previous.renamed:
             name = printable(previous.name)
             detail = f"{shown} was renamed to {name}; following the new {shown}"
-            return [*items, Marker(MarkerKind.ROTATED, detail)]
-        return [*items, Marker(MarkerKind.REPLACED, f"{shown} was replaced by a new file")]
+            return [*items, StreamMarker(MarkerKind.ROTATED, detail)]
+        return [*items, StreamMarker(MarkerKind.REPLACED, f"{shown} was replaced by a new file")]
 
     async def close(self) -> None:
         for task in (self._reader, self._probe):
