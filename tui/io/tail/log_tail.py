@@ -20,8 +20,9 @@ cannot see (content rewritten past the old offset, a new file under the name).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 from tui.engine.logs.sanitize import printable
@@ -70,7 +71,7 @@ class LogTail:
         self._followed = False
         self._waiting = False
 
-    async def follow(self, transport: Transport) -> AsyncIterator[TailItem]:
+    async def follow(self, transport: Transport) -> AsyncGenerator[TailItem, None]:
         """Yield items for as long as the transport works (``LinkLost`` is raised through)."""
         resuming = self._followed
         self._followed = True
@@ -92,10 +93,13 @@ class LogTail:
             if verdict.restart:
                 await opened.stream.close()
                 continue
-            async for item in self._stream(transport, opened):
-                yield item
+            async with contextlib.aclosing(self._stream(transport, opened)) as items:
+                async for item in items:
+                    yield item
 
-    async def _stream(self, transport: Transport, opened: _Opened) -> AsyncIterator[TailItem]:
+    async def _stream(
+        self, transport: Transport, opened: _Opened
+    ) -> AsyncGenerator[TailItem, None]:
         """Pass one opened stream on until it must be reopened."""
         pump = Pump(self.path, self.options, self.state, self._spelling, transport, opened.stream)
         try:
