@@ -7,7 +7,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.feed.logbook import printable
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import Failure
 
 

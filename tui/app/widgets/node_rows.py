@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from tui.app.feed.logbook import printable
 from tui.app.widgets import cell_format as fmt
 from tui.engine.cluster.cluster_engine import skew_label
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import NodeSummary, Snapshot
 
 TRAFFIC_NOTE = "health and benchmarks: node 0 only"

@@ -11,10 +11,10 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.app.feed.logbook import printable
 from tui.app.widgets import cell_format as fmt
 from tui.app.widgets.content_line import LineMaker, LineSlot, blank, draw_line
 from tui.app.widgets.gpu_widgets import RankGpuView, panel_line
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
