@@ -93,7 +93,8 @@ def _reason(
     if verdict is Verdict.STALLED:
         return _stall_reason(snapshot, stalled(statuses)[0])
     stage = snapshot.last_stage.label if snapshot.last_stage is not None else "no stage yet"
-    return f"starting; last stage: {stage}"
+    phase = next((s.reason for s in statuses if s.phase), "")
+    return f"starting; last stage: {stage}" + (f" ({phase})" if phase else "")
 
 
 def _ready_reason(snapshot: Snapshot, watched: Watched) -> str:

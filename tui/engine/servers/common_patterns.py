@@ -19,7 +19,7 @@ from tui.engine.servers.hits import (
     StageHit,
     StopHit,
 )
-from tui.engine.startup.vocabulary import FailureKind, Stage
+from tui.engine.startup.vocabulary import FailureKind, Phase, Stage
 
 # ---------------------------------------------------------------------------- numbers
 
@@ -63,20 +63,29 @@ def parse_bar(text: str) -> ProgressHit | None:
     if match is None:
         return None
     desc = match["desc"] or ""
+    phase = None
     if any(word in desc for word in _WEIGHT_BARS):
         stage = Stage.WEIGHT_LOADING
     elif any(word in desc for word in _GRAPH_BARS):
         stage = Stage.CUDA_GRAPH
+    elif _PHASE_BAR in desc:  # SGLang's DeepGEMM warm-up: inside whatever stage runs it
+        stage, phase = Stage.PROCESS_START, Phase.DEEPGEMM_JIT
     else:
         return None
     done, total = to_int(match["done"]), to_int(match["total"])
     if done is None or total is None:
         return None
-    return ProgressHit(stage, done, total, desc.strip())
+    return ProgressHit(stage, done, total, desc.strip(), phase)
+
+
+_PHASE_BAR = "DeepGEMM"
 
 
 def bar_hits(bar: ProgressHit) -> tuple[Hit, ...]:
-    """A bar is evidence that its step has begun even when no begin line was logged."""
+    """A bar is evidence that its step has begun even when no begin line was logged (a
+    phase's bar moves the phase, not the stage)."""
+    if bar.phase is not None:
+        return (bar,)
     return (StageHit(bar.stage, "bar:" + bar.stage.value), bar)
 
 

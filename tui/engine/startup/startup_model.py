@@ -31,6 +31,7 @@ from tui.engine.servers.hits import (
     Marker,
     MemoryHit,
     Parsed,
+    PhaseHit,
     ProgressHit,
     RequestHit,
     SpecHit,
@@ -42,7 +43,7 @@ from tui.engine.startup import log_events as ev
 from tui.engine.startup.decode_stats import DecodeTracker
 from tui.engine.startup.failure_episodes import EXCERPT_CHARS, FailureTracker
 from tui.engine.startup.rank_stages import LogTime, RankBuilder
-from tui.engine.startup.snapshot import Failure, RankState, ServerInfo, Snapshot
+from tui.engine.startup.snapshot import Failure, PhaseState, RankState, ServerInfo, Snapshot
 from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 
 MAIN = ev.MAIN
@@ -109,6 +110,7 @@ class StartupModel:
         self._handlers = {
             StageHit: self._on_stage,  # type: ignore[dict-item]
             ProgressHit: self._on_progress,  # type: ignore[dict-item]
+            PhaseHit: self._on_phase,  # type: ignore[dict-item]
             MemoryHit: self._on_memory,  # type: ignore[dict-item]
             FailureHit: self._on_failure,  # type: ignore[dict-item]
             DecodeHit: self._on_decode,  # type: ignore[dict-item]
@@ -345,8 +347,22 @@ class StartupModel:
         for tag in self._order:
             self._on_stage(StageHit(stage, stage.value), At(_NO_LINE, self.ranks[tag], when))
 
+    def _on_phase(self, hit: PhaseHit, at: At) -> None:
+        builder, when = at.rank or self.rank_zero(at.when), at.when
+        self._phase_event(builder.tag, builder.phase_step(hit, when), when)
+
+    def _phase_event(self, tag: str, state: PhaseState | None, when: LogTime) -> None:
+        if state is not None:
+            self.events.append(
+                ev.PhaseStepped(when.line, tag, when.ts, state.phase, state.stage, state.done,
+                                state.total, state.detail, state.running)
+            )  # fmt: skip
+
     def _on_progress(self, hit: ProgressHit, at: At) -> None:
         builder, when = at.rank or self.rank_zero(at.when), at.when
+        if hit.phase is not None:
+            self._phase_event(builder.tag, builder.phase_bar(hit, when), when)
+            return
         if builder.set_progress(hit):
             label = builder.progress.label if builder.progress else hit.label
             self.events.append(
