@@ -114,7 +114,8 @@ def _failure_reason(snapshot: Snapshot) -> str:
         return "failed"
     where = f" on {failure.rank}" if failure.rank else ""
     lines = failure.excerpt.strip().splitlines()
-    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}"
+    raise_it = f"; to wait longer, raise {failure.setting}" if failure.setting else ""
+    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}{raise_it}"
 
 
 def _stall_reason(snapshot: Snapshot, status: RankStatus) -> str:

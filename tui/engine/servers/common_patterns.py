@@ -146,6 +146,14 @@ def uvicorn_hits(msg: str, ready_on_startup: bool) -> tuple[Hit, ...] | None:
 
 # ---------------------------------------------------------------------------- failures
 
+STARTUP_TIMEOUTS = (
+    r"Timed out waiting for engines? (?:core processes )?to |VLLM_ENGINE_READY_TIMEOUT_S|"
+    r"warmup error: .*(?:[Tt]imed? ?out|Timeout)|"
+    r"Timeout \d+s waiting for workers? .*to become healthy|RendezvousTimeoutError"
+)
+"""A start-up that gave up waiting on a limit the user can raise (``startup_timeouts``
+names it)."""
+
 # The process is going down: these end a start.
 _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
     (re.compile(pattern), kind)
@@ -159,6 +167,7 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
         (r"error while attempting to bind on address|[Aa]ddress already in use", None),
         (r"is not available in \d+ seconds|^Port is already in use", FailureKind.PORT_IN_USE),
         (r"^Killed$|\b\d+ Killed +\S", FailureKind.KILLED),
+        (r"Timeout \d+s waiting for workers? .*to become healthy", FailureKind.STARTUP_TIMEOUT),
         (
             r"hit an exception|Received sigquit from a child|SIGQUIT received|"
             r"scheduler died during initialization|Initialization failed\.|"
@@ -217,6 +226,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"cudaErrorStreamCapture|operation not permitted when stream is capturing",
             FailureKind.CUDA_GRAPH,
         ),
+        (STARTUP_TIMEOUTS, FailureKind.STARTUP_TIMEOUT),
         (
             r"[Ww]atchdog timeout|shared memory broadcast block|"
             r"No available shared memory broadcast",
@@ -253,7 +263,8 @@ _KEYWORDS = (
     "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
     "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
     "No such file", "stream is capturing", "SIGTERM received at", "restricted",
-    "KeyboardInterrupt", "Segmentation", "SIGSEGV",
+    "KeyboardInterrupt", "Segmentation", "SIGSEGV", "imed out", "become healthy",
+    "Rendezvous", "TIMEOUT_S",
 )  # fmt: skip
 
 

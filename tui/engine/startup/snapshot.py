@@ -120,6 +120,8 @@ class Failure:
     line: int
     excerpt: str
     stage: Stage | None
+    setting: str = ""
+    """For a start-up timeout: the setting that raises the limit it ran into."""
 
 
 FigureSlots = tuple[tuple[float | None, ...], tuple[float | None, ...], tuple[float | None, ...]]

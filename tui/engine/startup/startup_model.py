@@ -39,6 +39,7 @@ from tui.engine.servers.hits import (
     StopHit,
     VersionHit,
 )
+from tui.engine.servers.startup_timeouts import timeout_setting
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.decode_stats import DecodeTracker
 from tui.engine.startup.failure_episodes import EXCERPT_CHARS, FailureTracker
@@ -419,7 +420,7 @@ class StartupModel:
         that of the line that showed it first."""
         if failure is None or self.reported is not None:
             return
-        self.reported = failure
+        self.reported = failure = with_setting(failure)
         self._reported_line = self.lines if line is None else line
         if failure.rank is not None and failure.rank in self.ranks:
             self.ranks[failure.rank].mark_failed()
@@ -592,7 +593,8 @@ class StartupModel:
         return self.args.port
 
     def failure(self) -> Failure | None:
-        return self.reported or self.failures.current(self.ready_line_seen)
+        current = self.reported or self.failures.current(self.ready_line_seen)
+        return None if current is None else with_setting(current)
 
     def snapshot(self) -> Snapshot:
         """The immutable view; rebuilt only after something changed."""
@@ -619,6 +621,13 @@ class StartupModel:
 
     def invalidate(self) -> None:
         self._snapshot = None
+
+
+def with_setting(failure: Failure) -> Failure:
+    """A start-up timeout with the setting that raises its limit."""
+    if failure.kind is not FailureKind.STARTUP_TIMEOUT or failure.setting:
+        return failure
+    return replace(failure, setting=timeout_setting(failure.excerpt))
 
 
 _NO_LINE = Parsed(None, None, "", ())

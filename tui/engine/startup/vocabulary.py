@@ -90,6 +90,7 @@ class FailureKind(str, Enum):
     TRACEBACK_OTHER = "traceback_other"
     HANG = "hang"
     KILLED = "killed"
+    STARTUP_TIMEOUT = "startup_timeout"
 
     @property
     def label(self) -> str:
@@ -106,6 +107,7 @@ FAILURE_LABELS: Mapping[FailureKind, str] = {
     FailureKind.TRACEBACK_OTHER: "exception",
     FailureKind.HANG: "no progress (hang)",
     FailureKind.KILLED: "process killed",
+    FailureKind.STARTUP_TIMEOUT: "start-up timed out",
 }
 """Every failure kind's human label (a test fails when a kind has none)."""
 
