@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui.engine.judge.health import HealthState
+from tui.engine.judge.rendezvous_gap import rendezvous_gap
 from tui.engine.judge.stall import RankStatus, StallPolicy, assess, stalled
 from tui.engine.judge.verdict import Watched, decide_verdict
 from tui.engine.startup.snapshot import Snapshot
@@ -115,7 +116,9 @@ def _failure_reason(snapshot: Snapshot) -> str:
     where = f" on {failure.rank}" if failure.rank else ""
     lines = failure.excerpt.strip().splitlines()
     raise_it = f"; to wait longer, raise {failure.setting}" if failure.setting else ""
-    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}{raise_it}"
+    gap = rendezvous_gap(snapshot)
+    gap = f"; {gap}" if gap else ""
+    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}{raise_it}{gap}"
 
 
 def _stall_reason(snapshot: Snapshot, status: RankStatus) -> str:

@@ -64,6 +64,16 @@ class PhaseHit(NamedTuple):
     seconds: float | None = None
 
 
+class RendezvousHit(NamedTuple):
+    """How many ranks reached a rendezvous of ``expected`` (the TCP store, a Gloo mesh seen by
+    ``rank``), or a ``peer`` address that went away or could not be reached."""
+
+    joined: int | None = None
+    expected: int | None = None
+    rank: int | None = None
+    peer: str = ""
+
+
 class MemoryHit(NamedTuple):
     """Memory figures in GB and KV-cache capacity in tokens."""
 
@@ -161,6 +171,7 @@ Hit = (
     StageHit
     | ProgressHit
     | PhaseHit
+    | RendezvousHit
     | MemoryHit
     | FailureHit
     | DecodeHit

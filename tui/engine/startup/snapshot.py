@@ -240,6 +240,23 @@ class ServerInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Rendezvous:
+    """How many ranks reached the distributed rendezvous, and the peers that went away or could
+    not be reached (addresses as printed)."""
+
+    joined: int | None = None
+    expected: int | None = None
+    peers: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> int:
+        """Ranks that never joined (0 when the count is complete or unknown)."""
+        if self.joined is None or self.expected is None:
+            return 0
+        return max(self.expected - self.joined, 0)
+
+
+@dataclass(frozen=True, slots=True)
 class NodeSummary:
     """One node (host) of a multi-node server, as the merged start-up sees it.
 
@@ -261,6 +278,9 @@ class NodeSummary:
     behind_since: float | None = None
     clock_skew: float | None = None
     note: str = ""
+    missing: bool = False
+    """The rendezvous came up short and this node's ranks are the ones that never joined (or
+    its address is the peer that could not be reached)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +309,8 @@ class Snapshot:
     node_ready_at: float | None = None
     nodes: tuple[NodeSummary, ...] = ()
     """One summary per node when the server spans several hosts."""
+    rendezvous: Rendezvous | None = None
+    """What the distributed rendezvous lines said (counts, unreachable peers), if any."""
 
     @property
     def startup_seconds(self) -> float | None:

@@ -33,6 +33,7 @@ from tui.engine.servers.hits import (
     Parsed,
     PhaseHit,
     ProgressHit,
+    RendezvousHit,
     RequestHit,
     SpecHit,
     StageHit,
@@ -44,7 +45,14 @@ from tui.engine.startup import log_events as ev
 from tui.engine.startup.decode_stats import DecodeTracker
 from tui.engine.startup.failure_episodes import EXCERPT_CHARS, FailureTracker
 from tui.engine.startup.rank_stages import LogTime, RankBuilder
-from tui.engine.startup.snapshot import Failure, PhaseState, RankState, ServerInfo, Snapshot
+from tui.engine.startup.snapshot import (
+    Failure,
+    PhaseState,
+    RankState,
+    Rendezvous,
+    ServerInfo,
+    Snapshot,
+)
 from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 
 MAIN = ev.MAIN
@@ -56,6 +64,8 @@ ROOT_CAUSES = frozenset({FailureKind.PORT_IN_USE, FailureKind.OOM, FailureKind.W
 named no cause, they explain it."""
 CAUSE_WINDOW = 60
 """Lines after such a failure in which its root cause may still be named."""
+MAX_PEERS = 8
+"""Unreachable peers remembered."""
 MAX_RANKS = 512
 """Tags beyond this many are counted under ``main`` (a hostile log cannot exhaust memory)."""
 _DIGITS = re.compile(r"\d+")
@@ -112,6 +122,7 @@ class StartupModel:
             StageHit: self._on_stage,  # type: ignore[dict-item]
             ProgressHit: self._on_progress,  # type: ignore[dict-item]
             PhaseHit: self._on_phase,  # type: ignore[dict-item]
+            RendezvousHit: self._on_rendezvous,  # type: ignore[dict-item]
             MemoryHit: self._on_memory,  # type: ignore[dict-item]
             FailureHit: self._on_failure,  # type: ignore[dict-item]
             DecodeHit: self._on_decode,  # type: ignore[dict-item]
@@ -145,6 +156,7 @@ class StartupModel:
             ("", None, self.args),
             ServerInfo(),
         )
+        self.rendezvous: Rendezvous | None = None
         self.ready_line_seen = False
         self.ready_ts: float | None = None
         self.ready_at: float | None = None
@@ -347,6 +359,19 @@ class StartupModel:
     def _enter_all(self, stage: Stage, when: LogTime) -> None:
         for tag in self._order:
             self._on_stage(StageHit(stage, stage.value), At(_NO_LINE, self.ranks[tag], when))
+
+    def _on_rendezvous(self, hit: RendezvousHit, at: At) -> None:
+        """Keep the shortest count seen (the store's, or the rank that reached fewest peers)
+        and the peers named, at most ``MAX_PEERS`` of them."""
+        known = self.rendezvous or Rendezvous()
+        if hit.peer:
+            if hit.peer not in known.peers and len(known.peers) < MAX_PEERS:
+                known = replace(known, peers=(*known.peers, hit.peer))
+        elif hit.joined is not None and hit.expected is not None:
+            short = known.expected is None or hit.expected - hit.joined >= known.missing
+            if short:
+                known = replace(known, joined=hit.joined, expected=hit.expected)
+        self.rendezvous = known
 
     def _on_phase(self, hit: PhaseHit, at: At) -> None:
         builder, when = at.rank or self.rank_zero(at.when), at.when
@@ -616,6 +641,7 @@ class StartupModel:
                 ready_ts=self.ready_ts, ready_at=self.ready_at, decode=self.decode.summary(),
                 requests=self.requests,
                 node_ready_ts=self.node_ready_ts, node_ready_at=self.node_ready_at,
+                rendezvous=self.rendezvous,
             )  # fmt: skip
         return self._snapshot
 

@@ -31,7 +31,8 @@ from tui.engine.servers.hits import (
     StageHit,
     StopHit,
 )
-from tui.engine.servers.jit_phases import maybe_phase, phase_hit
+from tui.engine.servers.jit_phases import maybe_phase
+from tui.engine.servers.library_lines import library_hits
 from tui.engine.servers.server_args import sglang_args
 from tui.engine.startup.vocabulary import Stage
 
@@ -246,5 +247,4 @@ def message_hits(msg: str) -> tuple[Hit, ...]:
 
 
 def _phase(msg: str) -> tuple[Hit, ...]:
-    phase = phase_hit(msg)
-    return () if phase is None else (phase,)
+    return library_hits(msg)

@@ -24,6 +24,7 @@ from tui.engine.servers.hits import (
     VersionHit,
 )
 from tui.engine.servers.jit_phases import phase_hit
+from tui.engine.servers.library_lines import library_hits
 from tui.engine.servers.server_args import vllm_args
 from tui.engine.startup.vocabulary import Stage
 
@@ -224,5 +225,4 @@ def message_hits(msg: str) -> tuple[Hit, ...]:
     version = _VERSION.search(msg)
     if version is not None:
         return _version(msg, version)
-    phase = phase_hit(msg)  # a library's line under vLLM's prefix (FlashInfer's autotuner)
-    return () if phase is None else (phase,)
+    return library_hits(msg)  # a library's line under vLLM's prefix (FlashInfer's autotuner)
