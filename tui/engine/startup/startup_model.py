@@ -44,6 +44,7 @@ from tui.engine.servers.startup_timeouts import timeout_setting
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.decode_stats import DecodeTracker
 from tui.engine.startup.failure_episodes import EXCERPT_CHARS, FailureTracker
+from tui.engine.startup.foreign_lines import foreign_failure, wrapper_http
 from tui.engine.startup.rank_stages import LogTime, RankBuilder
 from tui.engine.startup.snapshot import (
     Failure,
@@ -157,6 +158,8 @@ class StartupModel:
             ServerInfo(),
         )
         self.rendezvous: Rendezvous | None = None
+        self.held: Failure | None = None
+        """A failure another process printed, held until the engine's own lines agree."""
         self.ready_line_seen = False
         self.ready_ts: float | None = None
         self.ready_at: float | None = None
@@ -249,6 +252,8 @@ class StartupModel:
         failed = False
         for hit in parsed.hits:
             if isinstance(hit, Marker):
+                if hit is Marker.READY and self._wrapper_http(parsed, True):
+                    continue
                 self._on_marker(hit, when, rank)
             else:
                 failed = failed or isinstance(hit, FailureHit)
@@ -343,6 +348,8 @@ class StartupModel:
     # ------------------------------------------------------------------ hits
 
     def _on_stage(self, hit: StageHit, at: At) -> None:
+        if hit.key == "http" and self._wrapper_http(at.parsed, False):
+            return
         builder = at.rank or self.rank_zero(at.when)
         opened = builder.enter(hit, at.when)
         if opened is None:
@@ -445,6 +452,12 @@ class StartupModel:
         that of the line that showed it first."""
         if failure is None or self.reported is not None:
             return
+        if self._foreign_failure(failure):
+            self.held = self.held or failure
+            return
+        if failure.kind is FailureKind.TRACEBACK_OTHER and self.held is not None:
+            failure = replace(failure, kind=self.held.kind, setting=self.held.setting,
+                              excerpt=f"{self.held.excerpt}\n{failure.excerpt}")  # fmt: skip
         self.reported = failure = with_setting(failure)
         self._reported_line = self.lines if line is None else line
         if failure.rank is not None and failure.rank in self.ranks:
@@ -619,7 +632,23 @@ class StartupModel:
 
     def failure(self) -> Failure | None:
         current = self.reported or self.failures.current(self.ready_line_seen)
-        return None if current is None else with_setting(current)
+        if current is None or (current is not self.reported and self._foreign_failure(current)):
+            return None
+        return with_setting(current)
+
+    def _foreign_failure(self, failure: Failure) -> bool:
+        """A failure another process in the log printed (``foreign_lines``)."""
+        front = self._front_processes
+        own = [tag for tag in self._order if tag != MAIN and tag not in front]
+        failed = [tag for tag in own if self.ranks[tag].failed]
+        return foreign_failure(failure, self._port(), own, failed)
+
+    def _wrapper_http(self, parsed: Parsed, ready_marker: bool) -> bool:
+        """A bare uvicorn line that is a wrapper's (``foreign_lines.wrapper_http``)."""
+        if parsed.rank is not None:
+            return False
+        prefixed = any(tag in self._front_processes for tag in self._order)
+        return wrapper_http(parsed.msg, self._port(), self.last_stage(), ready_marker, prefixed)
 
     def snapshot(self) -> Snapshot:
         """The immutable view; rebuilt only after something changed."""
