@@ -37,10 +37,21 @@ FORMATS = [
     # nccl src/misc/socket.cc: "Net : Connect to %s failed : %s"
     ("gpu-a:1234:1300 [0] NCCL WARN Net : Connect to 10.0.0.3<43527> failed : Connection "
      "refused", RendezvousHit(peer="10.0.0.3")),
+    # torch/csrc/distributed/c10d/socket.cpp: "The client socket has failed to connect to
+    # [{}]:{} (errno: {} - {})." and "... has timed out after {} while trying to connect to
+    # ({}, {})."
+    ("[W1201 20:00:00.000 socket.cpp:755] [c10d] The client socket has failed to connect to "
+     "[10.0.0.1]:29500 (errno: 111 - Connection refused).", RendezvousHit(peer="10.0.0.1")),
+    ("torch.distributed.DistNetworkError: The client socket has timed out after 600s while "
+     "trying to connect to (10.0.0.1, 29500).", RendezvousHit(peer="10.0.0.1")),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("line", "expected"), FORMATS, ids=["store", "gloo", "peer", "nccl"])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    FORMATS,
+    ids=["store", "gloo", "peer", "nccl", "c10d-refused", "c10d-timeout"],
+)
 def test_rendezvous_lines_from_format_strings(line: str, expected: RendezvousHit) -> None:
     hits = [hit for parsed in LineGrammar().parse(line) for hit in parsed.hits]
     assert expected in hits

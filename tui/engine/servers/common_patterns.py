@@ -201,7 +201,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
         (
             r"NCCL [Ee]rror|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|"
             r"[Ww]atchdog caught collective operation timeout|HCCL (?:error|timeout)|"
-            r"DistStoreError|TCPStore\b.*[Tt]imed out|"
+            r"DistStoreError|DistNetworkError|TCPStore\b.*[Tt]imed out|"
             r"NCCL WARN .*(?:Connect to .* failed|[Ee]rror|[Tt]imed? ?out|[Aa]bort)",
             FailureKind.NCCL,
         ),
