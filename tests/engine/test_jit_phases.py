@@ -10,6 +10,7 @@ import pytest
 from tests.engine.engine_helpers import run_chunks
 from tests.engine.jit_logs import START, JitRun, build_done, build_start, sglang_line, to_graphs
 from tests.engine.startup_factory import FP
+from tui.engine.logs.replay_report import replay_chunks, report_text
 from tui.engine.servers.hits import PhaseHit, PhaseStep, ProgressHit
 from tui.engine.servers.line_grammar import LineGrammar
 from tui.engine.startup.log_events import Event, PhaseStepped, StageProgressed
@@ -204,3 +205,11 @@ def test_the_stage_limit_does_not_count_an_ended_phase() -> None:
     last = _cold_cache(run, builds=12, every=100)
     run.feed(last + 1, [sglang_line(last + 1, "TP0", "Capture cuda graph bs [1, 2, 4]")])
     assert run.judge_at(last + 120).verdict is Verdict.STARTING
+
+
+def test_the_replay_report_lists_the_phases(shared: Path) -> None:
+    data = (shared / "corpus" / "logs" / "065_vllm_v0251-dgx-spark-qwen38-int4-mtp-spec-ready-"
+            "throughput.log").read_bytes()  # fmt: skip
+    text = report_text(replay_chunks([data], clock=lambda: 0.0))
+    assert "torch.compile (4 units)" in text
+    assert "43.5" in text.split("torch.compile (4 units)")[1].splitlines()[0]
