@@ -37,6 +37,9 @@ FORMATS = [
     # nccl src/misc/socket.cc: "Net : Connect to %s failed : %s"
     ("gpu-a:1234:1300 [0] NCCL WARN Net : Connect to 10.0.0.3<43527> failed : Connection "
      "refused", RendezvousHit(peer="10.0.0.3")),
+    # nccl src/misc/socket.cc: "socketProgressOpt: Call to recv from %s failed : %s"
+    ("gpu-a:1234:1301 [0] misc/socket.cc:50 NCCL WARN socketProgressOpt: Call to recv from "
+     "10.0.0.4<35789> failed : Connection reset by peer", RendezvousHit(peer="10.0.0.4")),
     # torch/csrc/distributed/c10d/socket.cpp: "The client socket has failed to connect to
     # [{}]:{} (errno: {} - {})." and "... has timed out after {} while trying to connect to
     # ({}, {})."
@@ -50,7 +53,7 @@ FORMATS = [
 @pytest.mark.parametrize(
     ("line", "expected"),
     FORMATS,
-    ids=["store", "gloo", "peer", "nccl", "c10d-refused", "c10d-timeout"],
+    ids=["store", "gloo", "peer", "nccl", "nccl-recv", "c10d-refused", "c10d-timeout"],
 )
 def test_rendezvous_lines_from_format_strings(line: str, expected: RendezvousHit) -> None:
     hits = [hit for parsed in LineGrammar().parse(line) for hit in parsed.hits]

@@ -8,7 +8,9 @@
 - a peer that went away or cannot be reached: Gloo's ``Connection closed by peer
   [192.168.0.81]:15006`` (``gloo/transport/tcp/pair.cc``) and NCCL's ``NCCL WARN Net :
   Connect to 10.0.0.2<43527> failed : Connection refused`` / ``socketStartConnect: Connect to
-  10.0.0.2<43527> failed``; PyTorch's store client (``torch/csrc/distributed/c10d/socket.cpp``):
+  10.0.0.2<43527> failed``, ``socketProgressOpt: Call to recv from 10.0.0.2<43527> failed :
+  Connection reset by peer`` (``src/misc/socket.cc``); PyTorch's store client
+  (``torch/csrc/distributed/c10d/socket.cpp``):
   ``The client socket has failed to connect to [10.0.0.1]:29500 (errno: 111 - Connection
   refused).`` and ``The client socket has timed out after 600s while trying to connect to
   (10.0.0.1, 29500).``
@@ -31,6 +33,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"Expected number of connected peer ranks is : (?P<peers>\d+)")),
     ("by peer [", re.compile(r"Connection closed by peer \[(?P<peer>[^\]\s]+)\]")),
     ("Connect to ", re.compile(r"NCCL WARN .*Connect to (?P<peer>[\w.:-]+)<\d+> failed")),
+    ("Call to ", re.compile(
+        r"NCCL WARN .*Call to (?:recv|send) (?:from|to) (?P<peer>[\w.:-]+)<\d+> failed")),
     ("client socket", re.compile(
         r"client socket has (?:failed to connect to \[|timed out after \S+ while trying to "
         r"connect to \()(?P<peer>[\w.:-]+?)\]?[:,] ?\d+")),
