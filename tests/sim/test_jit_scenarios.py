@@ -11,7 +11,6 @@ from tui.engine.judge.verdict import Watched
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.vocabulary import Phase, Stage, Verdict
 from tui.engine.timing.estimate import default_expectations
-from tui.sim.config import SimConfig
 
 EXPECTED = default_expectations(600.0)
 POLICY = StallPolicy()
@@ -26,7 +25,7 @@ def _verdicts(
     engine = LogEngine(clock=clock)
     judged: list[tuple[float, Verdict, str]] = []
     at = 0.0
-    for written, data in [*log, (log[-1][0] + 400.0, b"")]:
+    for written, data in [*log, (log[-1][0] + 600.0, b"")]:
         while at < written:
             clock.now = at
             verdict = judge(engine.snapshot, LOG_ONLY, EXPECTED, at, POLICY)
@@ -60,5 +59,4 @@ def test_a_build_that_hangs_is_stalled_within_the_usual_bound() -> None:
     assert first - hung_at <= limit + 5.0
     assert "no AITER build step" in reason
     assert Stage.KV_CACHE.label in reason
-    assert first < hung_at + SimConfig().watchdog_timeout  # before SGLang's watchdog fires
-    assert judged[-1][1] is Verdict.FAILED  # the watchdog fires at last
+    assert judged[-1][1] is Verdict.STALLED  # and it stays so: nothing ends the hang

@@ -13,7 +13,9 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import ConnectionState
 from tui.app.widgets.health_badge import VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
-from tui.engine.startup.vocabulary import Verdict
+from tui.engine.judge.stall import StallPolicy
+from tui.engine.startup.vocabulary import Phase, Verdict
+from tui.engine.timing.estimate import default_expectations
 
 
 async def _show(app: MonitorApp, pilot: Pilot[int]) -> None:
@@ -64,6 +66,10 @@ async def test_a_build_that_hangs_turns_stalled() -> None:
             app.state.feed(data)
         await _show(app, pilot)
         assert app.screen.query_one(VerdictBadge).verdict is Verdict.STARTING
-        clock.now = start + hung + 200.0  # past the phase's bound (180 s without history)
+        limit = StallPolicy().threshold(default_expectations(600.0).phase_step(Phase.AITER_BUILD))
+        clock.now = start + hung + limit - 10.0
+        await _show(app, pilot)
+        assert app.screen.query_one(VerdictBadge).verdict is Verdict.STARTING
+        clock.now = start + hung + limit + 10.0  # past the phase's bound (no history)
         await _show(app, pilot)
         assert app.screen.query_one(VerdictBadge).verdict is Verdict.STALLED

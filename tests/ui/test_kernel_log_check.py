@@ -91,7 +91,7 @@ async def test_a_stalled_rank_brings_the_kernel_log_as_a_notification(
                 break
             clock.now = start + at
             app.state.feed(data)
-        clock.now = start + hung + 200.0
+        clock.now = start + hung + 400.0  # past the phase's bound (360 s without history)
         app.state.touch()
         app.flush()
         await _until(pilot, lambda: app.kernel_check.report is not None)

@@ -295,7 +295,8 @@ class _Builder:
 
     def _jit_builds(self, start: float) -> float:
         """A cold kernel cache: rank 0's process builds its modules one by one after the KV
-        pool (``jit-cold-cache``); with ``jit-hang`` one build never finishes."""
+        pool (``jit-cold-cache``); with ``jit-hang`` one build never finishes (and nothing
+        else is logged: the processes hang until killed)."""
         scenario = self.cfg.scenario
         if scenario not in ("jit-cold-cache", "jit-hang"):
             return start
@@ -303,7 +304,8 @@ class _Builder:
         for number, module in enumerate(jit_builds.MODULES):
             self._draw(at, jit_builds.build_started(module))
             if scenario == "jit-hang" and number == PACE.jit_hang_after:
-                self._graph_hang(at + 0.1)
+                self.script.cut(at + 0.1)  # nothing ends the wait: the build hangs until killed
+                raise StartFailed
             pace = PACE.jit_build * (1.0 + 0.1 * (number % 3))
             at += pace
             self._draw(at, jit_builds.build_finished(module, self.real(pace)))
