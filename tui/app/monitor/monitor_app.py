@@ -18,6 +18,7 @@ from tui.app.bench.bench_pane import BENCH_ACTIONS, BENCH_BINDINGS, BenchPane
 from tui.app.feed.engine_link import EngineLink
 from tui.app.feed.feed_sources import FeedSource, ReadingSource
 from tui.app.feed.ingest import Ingest
+from tui.app.launch.kernel_log_check import KernelLogCheck
 from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchActions, LauncherOpener
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
@@ -104,6 +105,7 @@ class MonitorApp(App[int]):
         self.launch_actions = LaunchActions(launcher, read_only)
         self.bench = BenchPane(bench, lambda: self.state.link.snapshot, id="bench")
         self.stack_actions = StackActions(self.state, hosts, lambda: self.launch_actions.statuses)
+        self.kernel_check = KernelLogCheck(hosts)
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
@@ -113,7 +115,7 @@ class MonitorApp(App[int]):
         return dict(SEMANTIC_DEFAULTS)
 
     def get_default_screen(self) -> MainScreen:
-        return MainScreen(self.bench, (self.launch_actions, self.stack_actions))
+        return MainScreen(self.bench, (self.launch_actions, self.stack_actions, self.kernel_check))
 
     def _start_source(self) -> None:
         """Read the log: items into the ingest queue (awaited), link changes as messages."""

@@ -40,7 +40,7 @@ def node_title(node: int, summary: NodeSummary | None, now: float) -> Content:
 
 
 def _style(summary: NodeSummary) -> str:
-    if summary.failed:
+    if summary.failed or summary.missing:
         return "bold $rank-failed"
     if summary.ready:
         return "$rank-ready"
