@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tui.engine.logs.sanitize import (
     cap_line,
     overlay,
+    printable,
     sanitize_bytes,
     sanitize_line,
     sanitize_text,
@@ -92,3 +93,10 @@ def test_any_text_gives_safe_lines(text: str) -> None:
         assert C0_EXCEPT_TAB.search(line) is None
     for segments in redrawn.values():
         assert all(FORBIDDEN.search(segment) is None for segment in segments)
+
+
+def test_printable_replaces_every_control_but_tab_and_cuts_at_the_limit() -> None:
+    assert printable("a\tb") == "a\tb"
+    assert printable("x\x1b]0;t\x07\ny\x7f\x9b") == "x\ufffd]0;t\ufffd\ufffdy\ufffd\ufffd"
+    assert printable("abcdef", limit=4) == "abc…"
+    assert printable("abcd", limit=4) == "abcd"
