@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import posixpath
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -34,18 +33,15 @@ from tui.commands.wait_cluster import ClusterWatcher, timeout_detail
 from tui.commands.wait_watch import Decision, Report, guarded, session_for, until_decided
 from tui.config import Profile
 from tui.engine.cluster.slurm_verdict import JobPhase, clock
-from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home, run_stem
-from tui.engine.launch.slurm_record import current_path, parse_slurm_run
-from tui.engine.launch.slurm_script import node_log
+from tui.engine.judge.scheduled_job import last_words
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.slurm.slurm_client import SlurmClient, SlurmError
+from tui.io.slurm.slurm_follow import JobLocator
 from tui.io.slurm.slurm_watch import JobChanged, JobWatch
 from tui.io.transport.deadline import within
 from tui.io.transport.host_session import HostSession
 from tui.io.transport.ssh import ConnectError
-
-_BATCH_SUFFIX = "-batch.log"
 
 
 def slurm_target(args: argparse.Namespace, profile: Profile) -> SlurmTarget | None:
@@ -59,59 +55,11 @@ def slurm_target(args: argparse.Namespace, profile: Profile) -> SlurmTarget | No
     return SlurmTarget(job, login, profile.log_dir, profile.slurm.nodes, profile.name)
 
 
-class _Job:
-    """The job id and the nodes' logs, resolved on the login host."""
-
-    def __init__(self, client: SlurmClient, target: SlurmTarget) -> None:
-        self.client = client
-        self.target = target
-
-    async def job_id(self) -> str:
-        if self.target.job_id is not None:
-            return self.target.job_id
-        log_dir = await self.log_dir()
-        text = await self.client.read(current_path(log_dir, self.target.profile))
-        if not text:
-            raise SlurmError(f"no Slurm job recorded for profile {self.target.profile!r}")
-        return parse_slurm_run(text, "the current Slurm run").job_id
-
-    async def log_dir(self) -> str:
-        return expand_home(self.target.log_dir or DEFAULT_LOG_DIR, await self.client.home())
-
-    async def logs(self, job_id: str, nodes: int) -> list[str]:
-        """Every node's log: the profile's pattern, else beside the job's ``StdOut``."""
-        job = await self.client.job(job_id)
-        out = job.std_out if job is not None else None
-        if out is not None:
-            out = out.replace("%j", job_id)
-        if out is not None and out.endswith(f"-{job_id}{_BATCH_SUFFIX}"):
-            folder, name = posixpath.split(out)
-            stem = name[: -len(f"-{job_id}{_BATCH_SUFFIX}")]
-            return [posixpath.join(folder, f"{stem}-{job_id}-node{k}.log") for k in range(nodes)]
-        if self.target.job_id is None or self.target.log_dir is not None:
-            log_dir = await self.log_dir()
-            profile = run_stem(self.target.profile, 0, 1)
-            return [node_log(log_dir, profile, job_id, k) for k in range(nodes)]
-        return [out] if out is not None else []
-
-
-def _silent_rank(snapshot: Snapshot) -> str:
-    """The last line of the rank that failed, else of the rank silent the longest."""
-    failed = snapshot.failure.rank if snapshot.failure is not None else None
-    ranks = [r for r in snapshot.ranks if r.tag == failed] or sorted(
-        snapshot.ranks, key=lambda r: r.last_seen_at
-    )
-    if not ranks:
-        return "no log line was read"
-    rank = ranks[0]
-    return f"last line of node {rank.node} {rank.tag}: {rank.last_message or rank.last_line}"
-
-
 def _end_detail(change: JobChanged, snapshot: Snapshot | None) -> str:
     ran = f"; ran {clock(change.running_seconds)}" if change.running_seconds is not None else ""
     queued = change.queued_seconds
     waited = f" after {clock(queued)} queued" if queued is not None else ""
-    lines = f"; {_silent_rank(snapshot)}" if snapshot is not None else ""
+    lines = f"; {last_words(snapshot)}" if snapshot is not None else ""
     return f"{change.summary}{ran}{waited}{lines}"
 
 
@@ -166,7 +114,8 @@ class _Attached:
         except ConnectError as error:
             return WaitEnding.UNREACHABLE, error.message
         client = SlurmClient(session)
-        job = _Job(client, self.target)
+        target = self.target
+        job = JobLocator(client, target.job_id, target.log_dir, target.profile)
         job_id = await job.job_id()
         changes = JobWatch(client, job_id).changes()
         async for change in changes:

@@ -26,6 +26,7 @@ from tui.app.monitor.monitor_messages import (
     ChunkReceived,
     ConnectionChanged,
     HealthPolled,
+    JobStateChanged,
     RankFocused,
     StreamEnded,
     StreamMarked,
@@ -195,6 +196,10 @@ class MonitorApp(App[int]):
     @on(ConnectionChanged)
     def _connection(self, message: ConnectionChanged) -> None:
         self.state.set_connection(message.state, message.detail)
+
+    @on(JobStateChanged)
+    def _job_changed(self, message: JobStateChanged) -> None:
+        self.state.set_job(message.job)
 
     @on(HealthPolled)
     def _health_polled(self, message: HealthPolled) -> None:

@@ -1,0 +1,159 @@
+"""``bringup watch`` on a Slurm job, in the real app against the loopback Slurm (the commands run
+on this machine, as on a login node): the queue with its reason, both nodes' ranks, node 0's
+health, and a job cancelled outside bringup as its own verdict."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.io.slurm_support import processes_of, sim_command, slurm_config
+from tests.net import free_port
+from tests.slurm import SlurmCluster
+from tui.app.monitor.cluster_build import build_job_app
+from tui.app.monitor.monitor_app import MonitorApp
+from tui.app.monitor.monitor_build import WatchSettings
+from tui.app.monitor.view_model import Target
+from tui.app.widgets.header import timer_line
+from tui.cli import main
+from tui.commands.watch import watch_plan
+from tui.config import load_config
+from tui.engine.judge.health import HealthState
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.slurm.slurm_follow import SlurmFollower
+from tui.io.transport.host_session import HostSession, LocalConnector
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def slurm_env(slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch) -> SlurmCluster:
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
+    return slurm_cluster
+
+
+def _config(tmp_path: Path, *sim: str, nodes: int = 2) -> Path:
+    port = free_port()
+    return slurm_config(
+        tmp_path / "config.toml", tmp_path / "logs", sim_command(port, *sim), nodes=nodes,
+        port=port, extra='expected_startup = "6s"\n',
+    )  # fmt: skip
+
+
+async def _bringup(*argv: str) -> int:
+    """A command that runs its own event loop, from a test that has one."""
+    return await asyncio.to_thread(main, list(argv))
+
+
+async def _launch(config: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert await _bringup("launch", "--config", str(config)) == 0, capsys.readouterr()
+    return capsys.readouterr().out.split("submitted job ")[1].split()[0]
+
+
+def _args(config: Path, *extra: str) -> argparse.Namespace:
+    from tui.commands import watch
+
+    parser = argparse.ArgumentParser()
+    watch.register(parser.add_subparsers())
+    return parser.parse_args(["watch", "--config", str(config), *extra])
+
+
+async def _app(config: Path, *extra: str) -> tuple[MonitorApp, HostSession]:
+    """The app ``bringup watch`` builds for the profile's job (or ``--slurm-job``)."""
+    plan = watch_plan(_args(config, *extra), load_config(config))
+    assert plan.slurm is not None
+    session = HostSession(LocalConnector())
+    target = plan.slurm
+    follower = await SlurmFollower.attach(
+        session, target.job_id, target.log_dir, target.profile, target.nodes
+    )
+    settings = WatchSettings(Target("big", "local"), "", port=plan.profile.port)
+    return build_job_app(session, follower, follower.node_count, settings), session
+
+
+async def _until(pilot: Pilot[int], app: MonitorApp, ready: Callable[[], bool]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 90
+    while not ready():
+        assert loop.time() < deadline, app.last_view
+        await pilot.pause(0.2)
+
+
+async def test_a_two_node_job_reaches_ready_with_both_nodes_ranks(
+    slurm_env: SlurmCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path)
+    job_id = await _launch(config, capsys)
+    app, session = await _app(config)
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await _until(pilot, app, lambda: _verdict(app) is Verdict.READY)
+            view = app.last_view
+            assert view is not None
+            assert view.job is not None
+            assert view.job.job_id == job_id
+            assert view.job.nodes == ("gpu1", "gpu2")
+            assert {rank.node for rank in view.snapshot.ranks} == {0, 1}
+            assert [node.host for node in view.snapshot.nodes] == ["gpu1", "gpu2"]
+            assert view.health.state is HealthState.READY
+            assert view.job.queued_seconds is not None
+    finally:
+        await session.close()
+    assert await _bringup("kill", "--config", str(config)) == 0
+    assert job_id not in slurm_env.job_ids()
+
+
+def _verdict(app: MonitorApp) -> Verdict | None:
+    return None if app.last_view is None else app.last_view.verdict
+
+
+async def test_a_job_that_cannot_be_placed_is_queued_with_its_reason(
+    slurm_env: SlurmCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, nodes=3)
+    job_id = await _launch(config, capsys)
+    app, session = await _app(config, "--slurm-job", job_id)
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await _until(pilot, app, lambda: _verdict(app) is Verdict.QUEUED)
+            view = app.last_view
+            assert view is not None
+            assert view.job is not None
+            assert view.job.reason in ("PartitionNodeLimit", "PartitionConfig", "Resources")
+            assert view.reason.startswith(f"job {job_id} PENDING")
+            line = timer_line(view, 120).plain
+            assert line.startswith("queued 00:")
+            assert f"job {job_id} PENDING ({view.job.reason})" in line
+    finally:
+        await session.close()
+    assert await _bringup("kill", "--config", str(config)) == 0
+    assert job_id not in slurm_env.job_ids()
+
+
+async def test_a_job_cancelled_outside_bringup_shows_its_end(
+    slurm_env: SlurmCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, "--scenario", "node-hang", "--fail-rank", "1")
+    job_id = await _launch(config, capsys)
+    app, session = await _app(config)
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await _until(pilot, app, lambda: bool(app.last_view and app.last_view.snapshot.ranks))
+            slurm_env.run("scancel", job_id)
+            await _until(pilot, app, lambda: bool(app.last_view and app.last_view.job
+                                                  and app.last_view.job.ended))  # fmt: skip
+            view = app.last_view
+            assert view is not None
+            assert view.job is not None
+            assert view.verdict is Verdict.STOPPED, view.reason
+            assert view.reason.startswith(f"job {job_id} CANCELLED")
+            assert "last line of node" in view.reason
+            assert f"job {job_id} CANCELLED" in timer_line(view, 160).plain
+    finally:
+        await session.close()
+    assert processes_of(tmp_path / "logs") == []
