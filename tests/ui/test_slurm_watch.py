@@ -15,13 +15,14 @@ from textual.pilot import Pilot
 from tests.io.slurm_support import processes_of, sim_command, slurm_config
 from tests.net import free_port
 from tests.slurm import SlurmCluster
+from tui.app.launch.launch_actions import ConfirmScreen
 from tui.app.monitor.cluster_build import build_job_app
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_build import WatchSettings
 from tui.app.monitor.view_model import Target
 from tui.app.widgets.header import timer_line
 from tui.cli import main
-from tui.commands.watch import watch_plan
+from tui.commands.watch import _launcher, watch_plan
 from tui.config import load_config
 from tui.engine.judge.health import HealthState
 from tui.engine.startup.vocabulary import Verdict
@@ -73,7 +74,10 @@ async def _app(config: Path, *extra: str) -> tuple[MonitorApp, HostSession]:
         session, target.job_id, target.log_dir, target.profile, target.nodes
     )
     settings = WatchSettings(Target("big", "local"), "", port=plan.profile.port)
-    return build_job_app(session, follower, follower.node_count, settings), session
+    launcher = _launcher(plan.profile)
+    app = build_job_app(session, follower, follower.node_count, settings, launcher=launcher)
+    app.launch_actions.poll_seconds = 0.5
+    return app, session
 
 
 async def _until(pilot: Pilot[int], app: MonitorApp, ready: Callable[[], bool]) -> None:
@@ -102,10 +106,23 @@ async def test_a_two_node_job_reaches_ready_with_both_nodes_ranks(
             assert [node.host for node in view.snapshot.nodes] == ["gpu1", "gpu2"]
             assert view.health.state is HealthState.READY
             assert view.job.queued_seconds is not None
+            await _until(pilot, app, lambda: app.check_action("kill", ()) is True)
+            await pilot.press("K")
+            await _until(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("y")
+            await _until(pilot, app, lambda: _ended(app))
+            assert _verdict(app) is Verdict.STOPPED
+            assert app.last_view is not None
+            assert app.last_view.reason.startswith(f"job {job_id} CANCELLED")
     finally:
         await session.close()
-    assert await _bringup("kill", "--config", str(config)) == 0
     assert job_id not in slurm_env.job_ids()
+    assert processes_of(tmp_path / "logs") == []
+
+
+def _ended(app: MonitorApp) -> bool:
+    view = app.last_view
+    return view is not None and view.job is not None and view.job.ended
 
 
 def _verdict(app: MonitorApp) -> Verdict | None:
@@ -145,8 +162,7 @@ async def test_a_job_cancelled_outside_bringup_shows_its_end(
         async with app.run_test(size=(160, 50)) as pilot:
             await _until(pilot, app, lambda: bool(app.last_view and app.last_view.snapshot.ranks))
             slurm_env.run("scancel", job_id)
-            await _until(pilot, app, lambda: bool(app.last_view and app.last_view.job
-                                                  and app.last_view.job.ended))  # fmt: skip
+            await _until(pilot, app, lambda: _ended(app))
             view = app.last_view
             assert view is not None
             assert view.job is not None
@@ -154,6 +170,15 @@ async def test_a_job_cancelled_outside_bringup_shows_its_end(
             assert view.reason.startswith(f"job {job_id} CANCELLED")
             assert "last line of node" in view.reason
             assert f"job {job_id} CANCELLED" in timer_line(view, 160).plain
+            await _until(pilot, app, lambda: app.check_action("restart", ()) is True)
+            await pilot.press("R")
+            await _until(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("y")
+            await _until(pilot, app, lambda: app.check_action("kill", ()) is True)
     finally:
         await session.close()
+    resubmitted = [job for job in slurm_env.job_ids() if job != job_id]
+    assert len(resubmitted) == 1
+    assert await _bringup("kill", "--config", str(config)) == 0
+    assert slurm_env.job_ids() == []
     assert processes_of(tmp_path / "logs") == []

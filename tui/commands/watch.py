@@ -171,6 +171,10 @@ def _launcher(profile: Profile) -> LauncherOpener | None:
     """L, K and R act on the profile's launch command; without one they are hidden."""
     if profile.read_only or not profile.launch.command:
         return None
+    if profile.scheduler == "slurm":
+        from tui.io.slurm.slurm_control import open_slurm_control
+
+        return functools.partial(open_slurm_control, profile)
     from tui.io.launch.launch_profile import open_launcher
 
     return functools.partial(open_launcher, profile)
