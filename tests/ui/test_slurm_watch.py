@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
+from tests.conftest import REPO
 from tests.io.slurm_support import processes_of, sim_command, slurm_config
 from tests.net import free_port
 from tests.slurm import SlurmCluster
+from tui.app.bench.bench_state import BenchPhase
 from tui.app.launch.launch_actions import ConfirmScreen
 from tui.app.monitor.cluster_build import build_job_app
 from tui.app.monitor.monitor_app import MonitorApp
@@ -23,9 +27,10 @@ from tui.app.monitor.view_model import Target
 from tui.app.widgets.header import timer_line
 from tui.cli import main
 from tui.commands.watch import _launcher, watch_plan
-from tui.config import load_config
+from tui.config import BenchConfig, load_config
 from tui.engine.judge.health import HealthState
 from tui.engine.startup.vocabulary import Verdict
+from tui.io.bench.bench_setup import BenchOptions
 from tui.io.slurm.slurm_follow import SlurmFollower
 from tui.io.transport.host_session import HostSession, LocalConnector
 
@@ -73,7 +78,8 @@ async def _app(config: Path, *extra: str) -> tuple[MonitorApp, HostSession]:
     follower = await SlurmFollower.attach(
         session, target.job_id, target.log_dir, target.profile, target.nodes
     )
-    settings = WatchSettings(Target("big", "local"), "", port=plan.profile.port)
+    quick = BenchOptions(BenchConfig(num_prompts=2, input_len=16, output_len=8, concurrency=(1,)))
+    settings = WatchSettings(Target("big", "local"), "", port=plan.profile.port, bench=quick)
     launcher = _launcher(plan.profile)
     app = build_job_app(session, follower, follower.node_count, settings, launcher=launcher)
     app.launch_actions.poll_seconds = 0.5
@@ -106,6 +112,14 @@ async def test_a_two_node_job_reaches_ready_with_both_nodes_ranks(
             assert [node.host for node in view.snapshot.nodes] == ["gpu1", "gpu2"]
             assert view.health.state is HealthState.READY
             assert view.job.queued_seconds is not None
+            bench = app.bench.state
+            await _until(pilot, app, lambda: bench.phase in (BenchPhase.DONE, BenchPhase.FAILED))
+            assert bench.phase is BenchPhase.DONE, bench.error
+            assert all(level.figures and level.figures.completed for level in bench.levels)
+            measured, out = await _bench(config)
+            report = json.loads(out)
+            assert measured == 0, report
+            assert report["url"] == f"http://127.0.0.1:{plan_port(config)}"
             await _until(pilot, app, lambda: app.check_action("kill", ()) is True)
             await pilot.press("K")
             await _until(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
@@ -118,6 +132,23 @@ async def test_a_two_node_job_reaches_ready_with_both_nodes_ranks(
         await session.close()
     assert job_id not in slurm_env.job_ids()
     assert processes_of(tmp_path / "logs") == []
+
+
+async def _bench(config: Path) -> tuple[int, str]:
+    """``bringup bench --profile big`` as its own process (the app owns this one's output)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui", "bench", "--config", str(config), "--profile", "big",
+        "--num-prompts", "2", "--output-len", "8", "--json", "--no-save",
+        stdout=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    out, _ = await process.communicate()
+    return await process.wait(), out.decode()
+
+
+def plan_port(config: Path) -> int:
+    port = load_config(config).profile("big").port
+    assert port is not None
+    return port
 
 
 def _ended(app: MonitorApp) -> bool:

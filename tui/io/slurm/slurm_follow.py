@@ -10,6 +10,7 @@ the health poll and the benchmark reach node 0 through the login host.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import AsyncIterator
 
@@ -116,3 +117,24 @@ class SlurmFollower:
             if change.node0_addr is not None:
                 self.session.place_api(change.node0_addr)
             yield scheduled(change, self.logs)
+
+
+class JobNotRunning(SlurmError):
+    """The job is not running, so its node 0 cannot be reached."""
+
+
+@contextlib.asynccontextmanager
+async def job_port(
+    session: HostSession, job_id: str | None, log_dir: str | None, profile: str, port: int
+) -> AsyncIterator[tuple[str, str]]:
+    """``http://127.0.0.1:N`` reaching ``port`` on the running job's node 0 (at its
+    ``NodeAddr``) through ``session``'s host, and node 0's own address (``http://ADDR:PORT``)
+    to record; ``JobNotRunning`` while it is queued or ended."""
+    follower = await SlurmFollower.attach(session, job_id, log_dir, profile)
+    client = follower.locator.client
+    job = await client.job(str(follower.job_id))
+    if job is None or not job.running or not job.nodes:
+        state = job.state if job is not None else "unknown to Slurm"
+        raise JobNotRunning(f"job {follower.job_id} is not running ({state})")
+    address = await client.node_addr(job.nodes[0]) or job.nodes[0]
+    yield await session.forward(port, address), f"http://{address}:{port}"
