@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -112,6 +113,10 @@ async def test_a_two_node_job_reaches_ready_with_both_nodes_ranks(
             assert [node.host for node in view.snapshot.nodes] == ["gpu1", "gpu2"]
             assert view.health.state is HealthState.READY
             assert view.job.queued_seconds is not None
+            record = _record(tmp_path, job_id)
+            assert record["started_at"].endswith("Z")
+            assert record["queued_seconds"] >= 0
+            assert _record(tmp_path, None)["started_at"] == record["started_at"]
             bench = app.bench.state
             await _until(pilot, app, lambda: bench.phase in (BenchPhase.DONE, BenchPhase.FAILED))
             assert bench.phase is BenchPhase.DONE, bench.error
@@ -143,6 +148,14 @@ async def _bench(config: Path) -> tuple[int, str]:
     )  # fmt: skip
     out, _ = await process.communicate()
     return await process.wait(), out.decode()
+
+
+def _record(tmp_path: Path, job_id: str | None) -> dict[str, Any]:
+    """The job's run record (None: the profile's current one)."""
+    name = "big-slurm-current.json" if job_id is None else f"big-{job_id}.slurm.json"
+    data = json.loads((tmp_path / "logs" / ".bringup" / name).read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 def plan_port(config: Path) -> int:

@@ -117,9 +117,12 @@ class _Attached:
         target = self.target
         job = JobLocator(client, target.job_id, target.log_dir, target.profile)
         job_id = await job.job_id()
-        changes = JobWatch(client, job_id).changes()
+        watch = JobWatch(client, job_id)
+        changes = watch.changes()
         async for change in changes:
             self._emit(change)
+            if watch.last is not None and change.phase is not JobPhase.QUEUED:
+                await job.note_started(watch.last)
             if change.phase is JobPhase.ENDED:
                 return _ended(change, None)
             if change.phase is JobPhase.RUNNING:

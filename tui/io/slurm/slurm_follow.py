@@ -13,11 +13,19 @@ from __future__ import annotations
 import contextlib
 import posixpath
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
-from tui.engine.cluster.slurm_verdict import ending_verdict
+from tui.engine.cluster.slurm_jobs import SlurmJob, utc
+from tui.engine.cluster.slurm_verdict import ending_verdict, queued_seconds
 from tui.engine.judge.scheduled_job import JobPhase, ScheduledJob
 from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home, run_stem
-from tui.engine.launch.slurm_record import current_path, parse_slurm_run
+from tui.engine.launch.slurm_record import (
+    SlurmRecordError,
+    SlurmRun,
+    current_path,
+    parse_slurm_run,
+    record_path,
+)
 from tui.engine.launch.slurm_script import node_log
 from tui.io.slurm.slurm_client import SlurmClient, SlurmError
 from tui.io.slurm.slurm_watch import JobChanged, JobWatch
@@ -66,6 +74,32 @@ class JobLocator:
             return [node_log(log_dir, profile, job_id, k) for k in range(nodes)]
         return [out] if out is not None else []
 
+    async def note_started(self, job: SlurmJob) -> SlurmRun | None:
+        """Fill the run record's ``started_at`` and ``queued_seconds`` once the job started (a
+        job bringup did not submit has no record: None)."""
+        if job.start_time is None:
+            return None
+        log_dir = await self.log_dir()
+        path = record_path(log_dir, self.profile, job.job_id)
+        text = await self.client.read(path)
+        if not text:
+            return None
+        try:
+            run = parse_slurm_run(text, path)
+        except SlurmRecordError:
+            return None
+        if run.started_at is not None:
+            return run
+        waited = queued_seconds(job, job.start_time)
+        started = replace(run, started_at=utc(job.start_time), queued_seconds=waited)
+        await self.client.write(path, started.to_json())
+        current = current_path(log_dir, self.profile)
+        newest = await self.client.read(current)
+        with contextlib.suppress(SlurmRecordError):
+            if newest and parse_slurm_run(newest, current).job_id == job.job_id:
+                await self.client.write(current, started.to_json())
+        return started
+
 
 def scheduled(change: JobChanged, logs: tuple[str, ...] = ()) -> ScheduledJob:
     """A change of a Slurm job as the judge and the monitor hear it."""
@@ -110,10 +144,13 @@ class SlurmFollower:
         if self.job_id is None:
             self.job_id = await self.locator.job_id()
         self.session.hold_api()
-        async for change in JobWatch(self.locator.client, self.job_id).changes():
+        watch = JobWatch(self.locator.client, self.job_id)
+        async for change in watch.changes():
             if change.phase is not JobPhase.QUEUED and not self.logs:
                 found = await self.locator.logs(self.job_id, self.node_count)
                 self.logs = tuple(found)
+                if watch.last is not None:
+                    await self.locator.note_started(watch.last)
             if change.node0_addr is not None:
                 self.session.place_api(change.node0_addr)
             yield scheduled(change, self.logs)
