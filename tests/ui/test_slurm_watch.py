@@ -164,6 +164,11 @@ def plan_port(config: Path) -> int:
     return port
 
 
+def _job_id(app: MonitorApp) -> str | None:
+    view = app.last_view
+    return None if view is None or view.job is None else view.job.job_id
+
+
 def _ended(app: MonitorApp) -> bool:
     view = app.last_view
     return view is not None and view.job is not None and view.job.ended
@@ -219,6 +224,9 @@ async def test_a_job_cancelled_outside_bringup_shows_its_end(
             await _until(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
             await pilot.press("y")
             await _until(pilot, app, lambda: app.check_action("kill", ()) is True)
+            await _until(pilot, app, lambda: _job_id(app) not in (None, job_id))
+            await _until(pilot, app, lambda: bool(app.last_view and app.last_view.snapshot.ranks))
+            assert _verdict(app) in (Verdict.QUEUED, Verdict.STARTING, Verdict.STALLED)
     finally:
         await session.close()
     resubmitted = [job for job in slurm_env.job_ids() if job != job_id]

@@ -1,9 +1,11 @@
 """A server that runs in a scheduler's job: the job's changes, then every node's log.
 
 The follower (``tui.io.slurm.slurm_follow`` for Slurm) reports each change of the job; each
-becomes a :class:`JobStateChanged`. Once the job runs and its logs are known, every node's log is
-tailed through the one session to the login host (a :class:`ClusterSource` whose nodes all share
-that session). Until then the session's own connection events are relayed for the header.
+becomes a :class:`JobStateChanged`; a change of another job (the profile's job was restarted)
+stops the old logs' tails and starts every node's view anew. Once the job runs and its logs are
+known, every node's log is tailed through the one session to the login host (a
+:class:`ClusterSource` whose nodes all share that session). Until then the session's own
+connection events are relayed for the header.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Protocol
 from tui.app.feed.cluster_source import ClusterSource
 from tui.app.feed.feed_sources import Backpressure, Post
 from tui.app.feed.session_source import connection_message
-from tui.app.monitor.monitor_messages import ConnectionChanged, JobStateChanged
+from tui.app.monitor.monitor_messages import ConnectionChanged, JobStateChanged, StreamMarked
 from tui.app.monitor.view_model import ConnectionState
 from tui.engine.judge.scheduled_job import ScheduledJob
 from tui.io.transport.host_session import HostSession, SessionClosed
@@ -43,6 +45,7 @@ class JobSource:
         self.throttle: Backpressure | None = None
         self.tails: ClusterSource | None = None
         self._post: Post | None = None
+        self._job: ScheduledJob | None = None
         session.on_event(self._relay)
 
     def _relay(self, event: ConnectionEvent) -> None:
@@ -60,6 +63,10 @@ class JobSource:
             while True:
                 try:
                     async for job in self.follower.changes():
+                        if self._job is not None and job.job_id != self._job.job_id:
+                            await self._new_job(tails, job, post)
+                            tails = None
+                        self._job = job
                         post(JobStateChanged(job))
                         if tails is None and job.logs and not job.queued:
                             tails = asyncio.create_task(self._tail(job, post))
@@ -79,6 +86,19 @@ class JobSource:
                 tails.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await tails
+
+    async def _new_job(
+        self, tails: asyncio.Task[None] | None, job: ScheduledJob, post: Post
+    ) -> None:
+        """Another job follows (a restart): stop the old logs' tails; each node starts anew."""
+        if tails is not None:
+            tails.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await tails
+        nodes = len(self.tails.nodes) if self.tails is not None else 1
+        self.tails = None
+        for node in range(nodes):
+            post(StreamMarked("new job", f"job {job.job_id}", new_file=True, node=node))
 
     async def _tail(self, job: ScheduledJob, post: Post) -> None:
         hosts = job.nodes or tuple(f"node {k}" for k in range(len(job.logs)))

@@ -132,6 +132,8 @@ class MonitorState:
     def set_job(self, job: ScheduledJob) -> None:
         """Keep the scheduler's latest word on the job; the start-up timer starts when the job
         starts running (its queue time is shown apart), and each node is named once placed."""
+        if self.job is not None and job.job_id != self.job.job_id:
+            self.received, self._job_lines = False, None  # another job: a new start-up
         self.job, self._job_seen_at = job, self.clock()
         if job.running_seconds is not None and not self.received:
             self.started_at = self._job_seen_at - job.running_seconds

@@ -10,6 +10,7 @@ the health poll and the benchmark reach node 0 through the login host.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import posixpath
 from collections.abc import AsyncIterator
@@ -32,6 +33,8 @@ from tui.io.slurm.slurm_watch import JobChanged, JobWatch
 from tui.io.transport.host_session import HostSession
 
 _BATCH_SUFFIX = "-batch.log"
+NEXT_JOB_SECONDS = 2.0
+"""How often the profile's record is read, once its job ended, for a job submitted after it."""
 
 
 class JobLocator:
@@ -140,20 +143,38 @@ class SlurmFollower:
         return follower
 
     async def changes(self) -> AsyncIterator[ScheduledJob]:
-        """Every change of the job until it ended (the end is the last one)."""
+        """Every change of the job until it ended (the end is the last one). Following a
+        profile's newest job, a job submitted after it (a restart) is followed next."""
         if self.job_id is None:
             self.job_id = await self.locator.job_id()
+        while True:
+            async for job in self._follow(self.job_id):
+                yield job
+            if self.locator.given_id is not None:
+                return
+            self.job_id, self.logs = await self._next_job(self.job_id), ()
+
+    async def _follow(self, job_id: str) -> AsyncIterator[ScheduledJob]:
         self.session.hold_api()
-        watch = JobWatch(self.locator.client, self.job_id)
+        watch = JobWatch(self.locator.client, job_id)
         async for change in watch.changes():
             if change.phase is not JobPhase.QUEUED and not self.logs:
-                found = await self.locator.logs(self.job_id, self.node_count)
+                found = await self.locator.logs(job_id, self.node_count)
                 self.logs = tuple(found)
                 if watch.last is not None:
                     await self.locator.note_started(watch.last)
             if change.node0_addr is not None:
                 self.session.place_api(change.node0_addr)
             yield scheduled(change, self.logs)
+
+    async def _next_job(self, ended: str) -> str:
+        """The profile's next submission after ``ended``, once its record names one."""
+        while True:
+            await asyncio.sleep(NEXT_JOB_SECONDS)
+            with contextlib.suppress(SlurmError, SlurmRecordError):
+                job_id = await self.locator.job_id()
+                if job_id != ended:
+                    return job_id
 
 
 class JobNotRunning(SlurmError):
