@@ -195,6 +195,10 @@ async def test_a_job_that_cannot_be_placed_is_queued_with_its_reason(
             line = timer_line(view, 120).plain
             assert line.startswith("queued 00:")
             assert f"job {job_id} PENDING ({view.job.reason})" in line
+            await pilot.pause(2.5)  # health polls meanwhile: node 0 is not known yet
+            assert app.last_view is not None
+            assert app.last_view.health.state is HealthState.UNKNOWN
+            assert "not known yet" in app.last_view.health.detail
     finally:
         await session.close()
     assert await _bringup("kill", "--config", str(config)) == 0

@@ -43,6 +43,10 @@ class SessionClosed(TransportError):
     """The session was closed, or stopped for good after a refusal."""
 
 
+class ApiNotPlaced(TransportError):
+    """The server's host is not known yet (its scheduler's job has not been placed)."""
+
+
 class Connector(Protocol):
     """Makes a connection; the returned awaitable ends (with a reason) when it is lost."""
 
@@ -119,8 +123,8 @@ class HostSession:
         self._api_placed.set()
 
     def hold_api(self) -> None:
-        """Make forwards without a ``remote_host`` wait for :meth:`place_api`: the server's
-        host is not known yet (a Slurm job still queued)."""
+        """Make forwards without a ``remote_host`` raise :class:`ApiNotPlaced` until
+        :meth:`place_api`: the server's host is not known yet (a Slurm job still queued)."""
         self._api_placed.clear()
 
     def place_api(self, host: str) -> None:
@@ -260,13 +264,15 @@ class HostSession:
 
     async def forward(self, remote_port: int, remote_host: str | None = None) -> str:
         """``http://127.0.0.1:PORT`` reaching ``remote_host:remote_port`` on the host (by
-        default the host's own 127.0.0.1, or where :meth:`place_api` said the server is).
+        default the host's own 127.0.0.1, or where :meth:`place_api` said the server is;
+        :class:`ApiNotPlaced` while :meth:`hold_api` holds it).
 
         The local port changes when the connection is re-established; ask again after a
         :class:`Reconnected` event (it is cheap: one forward per connection and port).
         """
         if remote_host is None:
-            await self._api_placed.wait()
+            if not self._api_placed.is_set():
+                raise ApiNotPlaced("the server's host is not known yet (its job is queued)")
             remote_host = self._api_host
         transport = await self.transport()
         try:
