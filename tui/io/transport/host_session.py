@@ -134,6 +134,11 @@ class HostSession:
         self._api_placed.set()
 
     @property
+    def api_host(self) -> str:
+        """Where the host reaches the server's port: 127.0.0.1, or the placed node 0."""
+        return self._api_host
+
+    @property
     def label(self) -> str:
         return self.connector.label
 
