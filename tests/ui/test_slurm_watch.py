@@ -128,6 +128,10 @@ async def test_a_two_node_job_reaches_ready_with_both_nodes_ranks(
             await _until(pilot, app, lambda: app.check_action("kill", ()) is True)
             await pilot.press("K")
             await _until(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+            confirm = app.screen
+            assert isinstance(confirm, ConfirmScreen)
+            assert f"local: job {job_id} running" in confirm.detail
+            assert "scancel" in confirm.detail
             await pilot.press("y")
             await _until(pilot, app, lambda: _ended(app))
             assert _verdict(app) is Verdict.STOPPED

@@ -72,6 +72,7 @@ LAUNCH_BINDINGS: list[BindingType] = [
     Binding("R", "restart", "Restart", id="restart"),
 ]
 POLL_SECONDS = 5.0
+KILL_JOB = "scancel: SIGTERM to the job, SIGKILL after the grace period, until it left the queue."
 RETRY_SECONDS = 15.0
 
 
@@ -157,6 +158,8 @@ class LaunchActions(Widget):
         self.poll_seconds = poll_seconds
         self.statuses: tuple[RunStatus, ...] = ()
         self.busy = False
+        self.scheduled = False
+        """The launcher acts on a scheduler's job (learnt when its status is first polled)."""
         self._states: dict[str, RunState] = {}
 
     @property
@@ -273,7 +276,8 @@ class LaunchActions(Widget):
         return "\n".join(parts)
 
     async def _kill(self) -> None:
-        detail = self._describe_run() + "\nSIGTERM to each process group, then SIGKILL."
+        how = KILL_JOB if self.scheduled else "SIGTERM to each process group, then SIGKILL."
+        detail = self._describe_run() + "\n" + how
         if not await self._confirm("Kill the running server?", detail):
             return
 
@@ -343,6 +347,7 @@ class LaunchActions(Widget):
         assert self.opener is not None
         try:
             async with self.opener() as launcher:
+                self.scheduled = isinstance(launcher, JobLauncher)
                 while True:
                     self._probed(await launcher.status())
                     await asyncio.sleep(self.poll_seconds)
