@@ -59,7 +59,7 @@ def slurm_target(args: argparse.Namespace, profile: Profile) -> SlurmTarget | No
     return SlurmTarget(job, login, profile.log_dir, profile.slurm.nodes, profile.name)
 
 
-def _ending(verdict: Ending, job: ScheduledJob | None) -> Ending:
+def job_ending(verdict: Ending, job: ScheduledJob | None) -> Ending:
     """The wait's word for the judge's verdict: ``JOB_<STATE>`` when the job's end is what
     ended the start-up (the judge said FAILED or STOPPED of a job that ended), else the
     verdict itself."""
@@ -120,7 +120,7 @@ class _JobWatcher(ClusterWatcher):
         return super()._detail(judgement) + times
 
     def ending(self, verdict: Ending) -> Ending:
-        return _ending(verdict, self.job)
+        return job_ending(verdict, self.job)
 
 
 class _Attached:
