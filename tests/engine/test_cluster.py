@@ -205,3 +205,16 @@ def test_a_relaunch_after_a_failed_node_becomes_ready_in_the_same_logs() -> None
     assert any(isinstance(event, AllNodesReady) for event in found)
     final = engine.snapshot
     assert final.outcome is Outcome.READY
+
+
+def test_nodes_placed_late_are_named_in_the_merged_snapshot() -> None:
+    logs = [node_log(16, 2, k) for k in range(2)]
+    engine, clock = _cluster(2)
+    play(engine, clock, logs, end_of(logs) / 2)
+    before = engine.snapshot
+    engine.name_hosts(["gpu1", "gpu2", "gpu3"])
+    assert engine.hosts == ("gpu1", "gpu2")
+    assert [node.host for node in engine.snapshot.nodes] == ["gpu1", "gpu2"]
+    assert [r.tag for r in engine.snapshot.ranks] == [r.tag for r in before.ranks]
+    engine.name_hosts(["gpu7"])
+    assert engine.hosts == ("gpu7", "gpu2")

@@ -86,6 +86,9 @@ def test_a_two_node_job_reaches_ready_and_kill_leaves_nothing(
     stages = {(r.get("node"), r["rank"]) for r in _named(records, "stage_entered")}
     assert {node for node, _rank in stages} == {0, 1}
     assert any(r["event"] == "health_changed" and r["state"] == "ready" for r in records)
+    record = json.loads((tmp_path / "logs" / ".bringup" / f"big-{job_id}.slurm.json").read_text())
+    assert record["started_at"].endswith("Z")
+    assert record["queued_seconds"] >= 0
     attached, again = _wait(capsys, "--slurm-job", job_id, "--login", "login", "--ssh-config",
                             str(login.ssh_config), "--timeout", "60s", "--port",
                             str(json.loads(json.dumps(_port(config)))))  # fmt: skip

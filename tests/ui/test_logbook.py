@@ -32,3 +32,16 @@ def test_select_filters_by_rank_and_problem() -> None:
     assert {line.rank for line in tp1} == {"TP1"}
     problems = list(book.select(None, problems_only=True))
     assert [line.text for line in problems] == ["line 0", "line 5", "line 10", "line 15"]
+
+
+def test_last_lines_of_one_rank_are_the_newest_oldest_first() -> None:
+    book = LogBook(capacity=5)
+    book.extend(
+        [LogLine(*line) for line in (("TP0", "a", False), ("TP1", "b", False), ("TP0", "c", True))]
+    )
+    book.extend(
+        [LogLine(*line) for line in (("TP0", "d", False), ("TP1", "e", False), ("TP0", "f", False))]
+    )
+    assert [(line.seq, line.text) for line in book.last("TP0", 2)] == [(4, "d"), (6, "f")]
+    assert [line.text for line in book.last("TP0", 9)] == ["c", "d", "f"]
+    assert book.last("TP7", 3) == ()

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add = parser.add_argument
     add("--url", help="server address, e.g. http://127.0.0.1:30000 (default: the local profile's)")
     add("--config", type=Path, help="configuration file (default: $BRINGUP_CONFIG or XDG)")
-    add("--profile", help="take the workload (and the local port) from this profile")
+    add("--profile", help="take the workload and the server (local port, Slurm job) from it")
     add("--num-prompts", type=_positive, help="requests per concurrency level")
     add("--concurrency", type=_levels, help="comma-separated levels, e.g. 1,4,16")
     add("--input-len", type=_positive, help="prompt length in words (about one token each)")
@@ -117,19 +117,50 @@ async def _measure(
         return workload, client.model, [level_figures(level) for level in levels]
 
 
+async def _measure_job(
+    profile: Profile, settings: BenchConfig, engine: str, model: str | None
+) -> tuple[Workload, str, list[LevelFigures], str]:
+    """A Slurm profile's running job, measured through its login host at node 0's address."""
+    from tui.io.slurm.slurm_follow import job_port
+    from tui.io.slurm.slurm_profile import login_target
+    from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
+
+    target = login_target(profile)
+    session = HostSession(LocalConnector() if target is None else SshConnector(target))
+    try:
+        port = profile.port_for(engine)
+        async with job_port(session, None, profile.log_dir, profile.name, port) as (url, where):
+            workload, served, levels = await _measure(url, settings, engine, model)
+            return workload, served, levels, where
+    finally:
+        await session.close()
+
+
+def _run_measure(
+    args: argparse.Namespace, profile: Profile | None, url: str, settings: BenchConfig
+) -> tuple[Workload, str, list[LevelFigures], str]:
+    engine = profile.engine if profile else "auto"
+    if profile is not None and profile.scheduler == "slurm" and not args.url:
+        return asyncio.run(_measure_job(profile, settings, engine, args.model))
+    return (*asyncio.run(_measure(url, settings, engine, args.model)), url)
+
+
 def run(args: argparse.Namespace) -> int:
+    from tui.io.slurm.slurm_client import SlurmError
+    from tui.io.transport.ssh import ConnectError
+
     try:
         profile = _profile(args)
-        url = _url(args, profile)
+        slurm = profile is not None and profile.scheduler == "slurm" and not args.url
+        url = "" if slurm else _url(args, profile)
     except (ConfigError, ValueError) as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
         return 2
     settings = _settings(args, profile.bench if profile else BenchConfig())
-    engine = profile.engine if profile else "auto"
     started = time.time()
     try:
-        workload, model, levels = asyncio.run(_measure(url, settings, engine, args.model))
-    except PromptFileError as exc:
+        workload, model, levels, url = _run_measure(args, profile, url, settings)
+    except (PromptFileError, SlurmError, ConnectError) as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
         return 2
     meta = _meta(url, workload, model, settings, started)

@@ -10,14 +10,17 @@ Verdicts beyond a single host's: ``JOB_<STATE>`` (exit 1) when the job ends befo
 ready (``JOB_TIMEOUT``, ``JOB_CANCELLED``, ``JOB_FAILED``, ``JOB_NODE_FAIL``,
 ``JOB_OUT_OF_MEMORY``, ``JOB_PREEMPTED``, ...), with Slurm's reason, the exit code and the last
 line of the rank that failed or fell silent first; ``PENDING`` (exit 2) when ``--timeout`` ran
-out while the job was still queued.
+out while the job was still queued (the judge's QUEUED).
+
+The job is the judge's like the logs are: each change reaches it as a ``ScheduledJob`` in
+``Signals.job``, the same the monitor hands it, and its verdict and reason end the wait. Only at
+the output edge is a FAILED or STOPPED of a job that ended named ``JOB_<STATE>``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import posixpath
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -34,18 +37,15 @@ from tui.commands.wait_cluster import ClusterWatcher, timeout_detail
 from tui.commands.wait_watch import Decision, Report, guarded, session_for, until_decided
 from tui.config import Profile
 from tui.engine.cluster.slurm_verdict import JobPhase, clock
-from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home, run_stem
-from tui.engine.launch.slurm_record import current_path, parse_slurm_run
-from tui.engine.launch.slurm_script import node_log
-from tui.engine.startup.snapshot import Snapshot
+from tui.engine.judge.judge import Judgement, Signals
+from tui.engine.judge.scheduled_job import ScheduledJob
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.slurm.slurm_client import SlurmClient, SlurmError
+from tui.io.slurm.slurm_follow import JobLocator, scheduled
 from tui.io.slurm.slurm_watch import JobChanged, JobWatch
 from tui.io.transport.deadline import within
 from tui.io.transport.host_session import HostSession
 from tui.io.transport.ssh import ConnectError
-
-_BATCH_SUFFIX = "-batch.log"
 
 
 def slurm_target(args: argparse.Namespace, profile: Profile) -> SlurmTarget | None:
@@ -59,106 +59,80 @@ def slurm_target(args: argparse.Namespace, profile: Profile) -> SlurmTarget | No
     return SlurmTarget(job, login, profile.log_dir, profile.slurm.nodes, profile.name)
 
 
-class _Job:
-    """The job id and the nodes' logs, resolved on the login host."""
-
-    def __init__(self, client: SlurmClient, target: SlurmTarget) -> None:
-        self.client = client
-        self.target = target
-
-    async def job_id(self) -> str:
-        if self.target.job_id is not None:
-            return self.target.job_id
-        log_dir = await self.log_dir()
-        text = await self.client.read(current_path(log_dir, self.target.profile))
-        if not text:
-            raise SlurmError(f"no Slurm job recorded for profile {self.target.profile!r}")
-        return parse_slurm_run(text, "the current Slurm run").job_id
-
-    async def log_dir(self) -> str:
-        return expand_home(self.target.log_dir or DEFAULT_LOG_DIR, await self.client.home())
-
-    async def logs(self, job_id: str, nodes: int) -> list[str]:
-        """Every node's log: the profile's pattern, else beside the job's ``StdOut``."""
-        job = await self.client.job(job_id)
-        out = job.std_out if job is not None else None
-        if out is not None:
-            out = out.replace("%j", job_id)
-        if out is not None and out.endswith(f"-{job_id}{_BATCH_SUFFIX}"):
-            folder, name = posixpath.split(out)
-            stem = name[: -len(f"-{job_id}{_BATCH_SUFFIX}")]
-            return [posixpath.join(folder, f"{stem}-{job_id}-node{k}.log") for k in range(nodes)]
-        if self.target.job_id is None or self.target.log_dir is not None:
-            log_dir = await self.log_dir()
-            profile = run_stem(self.target.profile, 0, 1)
-            return [node_log(log_dir, profile, job_id, k) for k in range(nodes)]
-        return [out] if out is not None else []
-
-
-def _silent_rank(snapshot: Snapshot) -> str:
-    """The last line of the rank that failed, else of the rank silent the longest."""
-    failed = snapshot.failure.rank if snapshot.failure is not None else None
-    ranks = [r for r in snapshot.ranks if r.tag == failed] or sorted(
-        snapshot.ranks, key=lambda r: r.last_seen_at
-    )
-    if not ranks:
-        return "no log line was read"
-    rank = ranks[0]
-    return f"last line of node {rank.node} {rank.tag}: {rank.last_message or rank.last_line}"
-
-
-def _end_detail(change: JobChanged, snapshot: Snapshot | None) -> str:
-    ran = f"; ran {clock(change.running_seconds)}" if change.running_seconds is not None else ""
-    queued = change.queued_seconds
-    waited = f" after {clock(queued)} queued" if queued is not None else ""
-    lines = f"; {_silent_rank(snapshot)}" if snapshot is not None else ""
-    return f"{change.summary}{ran}{waited}{lines}"
-
-
-def _ended(change: JobChanged, snapshot: Snapshot | None) -> Decision:
+def job_ending(verdict: Ending, job: ScheduledJob | None) -> Ending:
+    """The wait's word for the judge's verdict: ``JOB_<STATE>`` when the job's end is what
+    ended the start-up (the judge said FAILED or STOPPED of a job that ended), else the
+    verdict itself."""
+    if job is None or not job.ended or verdict not in (Verdict.FAILED, Verdict.STOPPED):
+        return verdict
     try:
-        ending = WaitEnding(f"JOB_{change.state}")
+        return WaitEnding(job.label)
     except ValueError:
-        ending = WaitEnding.JOB_ENDED
-    return ending, _end_detail(change, snapshot)
+        return WaitEnding.JOB_ENDED
+
+
+def _times(job: ScheduledJob) -> str:
+    """``; ran 3m 05s after 5 s queued``: how long the job ran and waited."""
+    ran = f"; ran {clock(job.running_seconds)}" if job.running_seconds is not None else ""
+    queued = job.queued_seconds
+    waited = f" after {clock(queued)} queued" if queued is not None else ""
+    return f"{ran}{waited}"
 
 
 HOLD_SECONDS = 3.0
-"""How long a failure read from the logs waits for the job's own end, which explains it better
-(a cancelled job's servers log their shutdown before Slurm is asked again)."""
+"""How long a failure read from the logs of a job that still runs waits for the job's own end,
+which explains it better (a cancelled job's servers log their shutdown before Slurm is asked
+again)."""
 
 
-class _NodesWatcher(ClusterWatcher):
-    """The multi-node watcher, with a log's FAILED or STOPPED held back for ``HOLD_SECONDS``."""
+class _JobWatcher(ClusterWatcher):
+    """The multi-node watcher that also hears the job: the judge gets it in ``Signals.job``,
+    so it says QUEUED while Slurm holds the job and the job's own end once it ended. A log's
+    FAILED or STOPPED ends the wait only once it held for ``HOLD_SECONDS`` while the job still
+    runs (the wait's own hold, like READY's)."""
 
-    held: Decision | None = None
+    def __init__(self, plan: WaitPlan, report: Report, job: ScheduledJob | None = None) -> None:
+        super().__init__(plan, report)
+        self.job = job
+        self.judgement: Judgement | None = None
+        self.held_since: float | None = None
 
-    def decide(self, ending: Ending, detail: str) -> None:
-        if ending not in (Verdict.FAILED, Verdict.STOPPED):
-            super().decide(ending, detail)
-        elif self.held is None:
-            self.held = (ending, detail)
-            asyncio.get_running_loop().call_later(HOLD_SECONDS, self._release)
+    def job_changed(self, job: ScheduledJob) -> None:
+        self.job = job
+        self.judge()
 
-    def _release(self) -> None:
-        if self.held is not None:
-            super().decide(*self.held)
+    def signals(self) -> Signals:
+        return replace(super().signals(), job=self.job)
 
-    def job_ended(self, change: JobChanged) -> None:
-        ending, detail = _ended(change, self.snapshot)
-        logged = f"; the logs said: {self.held[1]}" if self.held is not None else ""
-        super().decide(ending, detail + logged)
+    def _ends_wait(self, judgement: Judgement, now: float) -> bool:
+        self.judgement = judgement
+        ends = super()._ends_wait(judgement, now)
+        job_ended = self.job is not None and self.job.ended
+        if not ends or job_ended or judgement.verdict not in (Verdict.FAILED, Verdict.STOPPED):
+            self.held_since = None
+            return ends
+        self.held_since = now if self.held_since is None else self.held_since
+        return now - self.held_since >= HOLD_SECONDS
+
+    def _detail(self, judgement: Judgement) -> str:
+        job = self.job
+        times = _times(job) if job is not None and job.ended else ""
+        return super()._detail(judgement) + times
+
+    def ending(self, verdict: Ending) -> Ending:
+        return job_ending(verdict, self.job)
 
 
 class _Attached:
-    """The wait itself: queue first, then the nodes."""
+    """The wait itself: queue first, then the nodes; the judge hears the job throughout."""
 
     def __init__(self, plan: WaitPlan, target: SlurmTarget, report: Report) -> None:
         self.plan = plan
         self.target = target
         self.report = report
-        self.last: JobChanged | None = None
-        self.watcher: _NodesWatcher | None = None
+        self.watcher = _JobWatcher(plan, report)
+        """The queue's watcher (no log yet), then the nodes' once the job runs."""
+        self.placed = False
 
     async def run(self, session: HostSession) -> Decision:
         try:
@@ -166,21 +140,22 @@ class _Attached:
         except ConnectError as error:
             return WaitEnding.UNREACHABLE, error.message
         client = SlurmClient(session)
-        job = _Job(client, self.target)
+        target = self.target
+        job = JobLocator(client, target.job_id, target.log_dir, target.profile)
         job_id = await job.job_id()
-        changes = JobWatch(client, job_id).changes()
+        watch = JobWatch(client, job_id)
+        changes = watch.changes()
         async for change in changes:
-            self._emit(change)
-            if change.phase is JobPhase.ENDED:
-                return _ended(change, None)
+            self.report.emit(change)
+            if watch.last is not None and change.phase is not JobPhase.QUEUED:
+                await job.note_started(watch.last)
             if change.phase is JobPhase.RUNNING:
                 logs = await job.logs(job_id, max(len(change.nodes), 1))
                 return await self._nodes(session, change, logs, changes)
+            self.watcher.job_changed(scheduled(change))
+            if self.watcher.decided.done():
+                return self.watcher.decided.result()
         raise SlurmError(f"job {job_id}: its state could not be followed")
-
-    def _emit(self, change: JobChanged) -> None:
-        self.last = change
-        self.report.emit(change)
 
     async def _nodes(
         self, session: HostSession, change: JobChanged, logs: list[str],
@@ -192,7 +167,9 @@ class _Attached:
             more_nodes=tuple(NodeTarget(login, log) for log in logs[1:]),
             health_host=change.node0_addr or "127.0.0.1",
         )  # fmt: skip
-        watcher = self.watcher = _NodesWatcher(plan, self.report)
+        job = scheduled(change, tuple(logs))
+        watcher = self.watcher = _JobWatcher(plan, self.report, job)
+        self.placed = True
         watcher.started = time.monotonic() - (change.running_seconds or 0.0)
         session.on_event(watcher.connection)
         tasks = [asyncio.create_task(watcher.watch_stalls())]
@@ -203,25 +180,26 @@ class _Attached:
         if plan.port is not None:
             poll = watcher.poll(session, plan.port)
             tasks.append(asyncio.create_task(guarded(watcher, poll)))
-        tasks.append(asyncio.create_task(self._until_ended(watcher, changes)))
+        tasks.append(asyncio.create_task(self._follow_job(watcher, changes, tuple(logs))))
         return await until_decided(watcher, tasks)
 
-    async def _until_ended(
-        self, watcher: _NodesWatcher, changes: AsyncIterator[JobChanged]
+    async def _follow_job(
+        self, watcher: _JobWatcher, changes: AsyncIterator[JobChanged], logs: tuple[str, ...]
     ) -> None:
         async for change in changes:
-            self._emit(change)
-            if change.phase is JobPhase.ENDED:
-                watcher.job_ended(change)
+            self.report.emit(change)
+            watcher.job_changed(scheduled(change, logs))
 
     def timed_out(self) -> Decision:
-        last = self.last
-        if self.watcher is None and last is not None and last.phase is JobPhase.QUEUED:
-            queued = f", queued {clock(last.queued_seconds)}" if last.queued_seconds else ""
-            reason = f" ({last.reason})" if last.reason else ""
-            return WaitEnding.PENDING, f"job {last.job_id} still {last.state}{reason}{queued}"
-        if self.watcher is not None:
-            return WaitEnding.TIMEOUT, timeout_detail(self.watcher)
+        """PENDING when the judge last said QUEUED, else the wait's own TIMEOUT."""
+        watcher, job = self.watcher, self.watcher.job
+        queued = watcher.judgement is not None and watcher.judgement.verdict is Verdict.QUEUED
+        if queued and job is not None:
+            waited = f", queued {clock(job.queued_seconds)}" if job.queued_seconds else ""
+            reason = f" ({job.reason})" if job.reason else ""
+            return WaitEnding.PENDING, f"job {job.job_id} still {job.state}{reason}{waited}"
+        if self.placed:
+            return WaitEnding.TIMEOUT, timeout_detail(watcher)
         return WaitEnding.TIMEOUT, "gave up waiting before the job was seen"
 
 
@@ -237,6 +215,7 @@ async def wait_for_slurm(plan: WaitPlan, target: SlurmTarget, report: Report) ->
         ending, detail = WaitEnding.UNREACHABLE, str(error)
     finally:
         await session.close()
+    ending = attached.watcher.ending(ending)
     code = exit_code(ending)
     report.verdict(ending, code, detail)
     return code

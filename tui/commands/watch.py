@@ -16,6 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.commands.wait import SlurmTarget
+from tui.commands.wait_slurm import slurm_target
 from tui.commands.watch_cluster import cluster_nodes, watch_cluster
 from tui.config import Config, ConfigError, Profile, load_config
 from tui.engine.judge.stall import StallPolicy
@@ -43,6 +45,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--engine", choices=registry.choices(), default=None)
     parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
     parser.add_argument("--read-only", action="store_true", help="no launch, kill or restart")
+    parser.add_argument(
+        "--slurm-job", metavar="ID", help="follow this Slurm job (see docs/cluster.md)"
+    )
+    parser.add_argument("--login", metavar="HOST", help="login host for Slurm's commands")
     parser.set_defaults(handler=run)
 
 
@@ -59,18 +65,32 @@ def run(args: argparse.Namespace) -> int:
 class WatchPlan:
     """The resolved command line and configuration: what to connect to and how to show it."""
 
-    def __init__(self, profile: Profile, host: str | None, log: str, config: Config) -> None:
+    def __init__(
+        self, profile: Profile, host: str | None, log: str, config: Config,
+        slurm: SlurmTarget | None = None,
+    ) -> None:  # fmt: skip
         self.profile = profile
         self.host = host
         self.log = log
         self.config = config
+        self.slurm = slurm
+        """The Slurm job to follow (its logs are known once it runs); None for a server
+        started otherwise."""
 
 
 def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
     """Combine the command line with the profile; ``ValueError`` names what is missing."""
     ad_hoc = args.local or args.host is not None
+    attach = getattr(args, "slurm_job", None) is not None
     profile = Profile() if ad_hoc and args.profile is None else config.profile(args.profile)
     engine = args.engine or profile.engine
+    slurm = slurm_target(args, profile)
+    if slurm is not None:
+        theme = args.theme or config.theme
+        read_only = profile.read_only or getattr(args, "read_only", False) or attach
+        chosen = replace(profile, engine=engine, port=args.port or profile.port,
+                         read_only=read_only)  # fmt: skip
+        return WatchPlan(chosen, slurm.login, "", replace(config, theme=theme), slurm)
     port = args.port if args.port is not None else profile.port
     if port is None and ad_hoc:
         port = registry.or_default(engine).default_port
@@ -113,6 +133,10 @@ async def _watch(plan: WatchPlan) -> int:
         telemetry=TelemetrySettings(command=profile.nvidia_smi),
         history=True,
     )
+    if plan.slurm is not None:
+        from tui.commands.watch_slurm import watch_slurm
+
+        return await watch_slurm(plan, plan.slurm, settings, _launcher(profile), _session)
     nodes = cluster_nodes(plan)
     if nodes:
         return await watch_cluster(plan, settings, nodes, _launcher(profile), _session)
@@ -147,6 +171,10 @@ def _launcher(profile: Profile) -> LauncherOpener | None:
     """L, K and R act on the profile's launch command; without one they are hidden."""
     if profile.read_only or not profile.launch.command:
         return None
+    if profile.scheduler == "slurm":
+        from tui.io.slurm.slurm_control import open_slurm_control
+
+        return functools.partial(open_slurm_control, profile)
     from tui.io.launch.launch_profile import open_launcher
 
     return functools.partial(open_launcher, profile)

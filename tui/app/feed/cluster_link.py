@@ -37,6 +37,13 @@ class NodeLinks(Protocol):
     def node(self, index: int) -> NodeFeed: ...
 
 
+@runtime_checkable
+class NamedHosts(Protocol):
+    """An engine link whose nodes' host names are learnt late (a scheduler places them)."""
+
+    def name_hosts(self, hosts: Sequence[str]) -> None: ...
+
+
 class ClusterLink:
     """``EngineLink`` over a ``ClusterEngine`` keeping lines for the log view."""
 
@@ -56,6 +63,10 @@ class ClusterLink:
 
     def node(self, index: int) -> NodeFeed:
         return self._nodes[index]
+
+    def name_hosts(self, hosts: Sequence[str]) -> None:
+        """Name the nodes (node 0 first) once a scheduler placed them."""
+        self.cluster.name_hosts(hosts)
 
     def feed(self, data: bytes) -> Sequence[LogLine]:
         return self._nodes[0].feed(data)

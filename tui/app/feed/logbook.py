@@ -58,6 +58,20 @@ class LogBook:
             for i in range(wanted)
         )
 
+    def last(self, rank: str | None, count: int) -> tuple[LogLine, ...]:
+        """The newest ``count`` lines of ``rank``, oldest first (walked back from the newest)."""
+        found: list[LogLine] = []
+        seq = self.total
+        for text, tag, problem in zip(
+            reversed(self._texts), reversed(self._ranks), reversed(self._problems), strict=True
+        ):
+            if tag == rank:
+                found.append(LogLine(tag, text, problem, seq))
+                if len(found) == count:
+                    break
+            seq -= 1
+        return tuple(reversed(found))
+
     def select(self, rank: str | None, problems_only: bool, after: int = 0) -> Iterator[LogLine]:
         """Lines after ``after`` for one rank (None: all ranks), optionally problems only."""
         for line in self.since(after):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from textual import on
 from textual.app import ComposeResult
@@ -33,7 +33,36 @@ from tui.engine.logs.sanitize import sanitize_line
 from tui.io.launch.launch_profile import kill_lines, launch_lines
 from tui.io.launch.launcher import LAUNCH_FAILURES, Launcher, LaunchResult
 
-LauncherOpener = Callable[[], contextlib.AbstractAsyncContextManager[Launcher]]
+
+class JobOutcome(Protocol):
+    """What a scheduler launcher did, in sentences; ``refused`` when only ``force`` would do."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def lines(self) -> tuple[str, ...]: ...
+
+    @property
+    def refused(self) -> bool: ...
+
+
+@runtime_checkable
+class JobLauncher(Protocol):
+    """A launcher that submits, cancels and resubmits one scheduler job (Slurm's
+    ``tui.io.slurm.slurm_control``) instead of starting processes on hosts."""
+
+    async def status(self) -> tuple[RunStatus, ...]: ...
+
+    async def submit(self, force: bool = False) -> JobOutcome: ...
+
+    async def cancel(self) -> JobOutcome: ...
+
+    async def resubmit(self) -> JobOutcome: ...
+
+
+AnyLauncher = Launcher | JobLauncher
+LauncherOpener = Callable[[], contextlib.AbstractAsyncContextManager[AnyLauncher]]
 """Opens a launcher (and its connections) for one use; closing it closes the connections."""
 
 LAUNCH_ACTIONS = frozenset({"launch", "kill", "restart"})
@@ -43,6 +72,7 @@ LAUNCH_BINDINGS: list[BindingType] = [
     Binding("R", "restart", "Restart", id="restart"),
 ]
 POLL_SECONDS = 5.0
+KILL_JOB = "scancel: SIGTERM to the job, SIGKILL after the grace period, until it left the queue."
 RETRY_SECONDS = 15.0
 
 
@@ -128,6 +158,8 @@ class LaunchActions(Widget):
         self.poll_seconds = poll_seconds
         self.statuses: tuple[RunStatus, ...] = ()
         self.busy = False
+        self.scheduled = False
+        """The launcher acts on a scheduler's job (learnt when its status is first polled)."""
         self._states: dict[str, RunState] = {}
 
     @property
@@ -191,7 +223,7 @@ class LaunchActions(Widget):
         else:
             self.notify(text, title=action.capitalize(), markup=False, severity="error")
 
-    async def _with_launcher(self, action: str, work: Callable[[Launcher], Any]) -> None:
+    async def _with_launcher(self, action: str, work: Callable[[AnyLauncher], Any]) -> None:
         assert self.opener is not None
         self._set_busy(True)
         try:
@@ -204,7 +236,10 @@ class LaunchActions(Widget):
             self._set_busy(False)
 
     async def _launch(self) -> None:
-        async def work(launcher: Launcher) -> None:
+        async def work(launcher: AnyLauncher) -> None:
+            if isinstance(launcher, JobLauncher):
+                await self._submit(launcher)
+                return
             result = await launcher.launch()
             if result.refusals and not result.started and self._forceable(result):
                 reasons = "\n".join(r.message for r in result.refusals)
@@ -216,6 +251,16 @@ class LaunchActions(Widget):
             self._report("launch", launch_lines(result), result.ok)
 
         await self._with_launcher("launch", work)
+
+    async def _submit(self, launcher: JobLauncher) -> None:
+        """Submit the job; when the previous one is still queued, ask before forcing."""
+        outcome = await launcher.submit()
+        if outcome.refused:
+            if not await self._confirm("Launch anyway?", "\n".join(outcome.lines)):
+                self._report("launch", outcome.lines, False)
+                return
+            outcome = await launcher.submit(force=True)
+        self._report("launch", outcome.lines, outcome.ok)
 
     def _launched(self, result: LaunchResult) -> None:
         """Runs started here count as running, so a crash before the next poll is announced."""
@@ -231,11 +276,16 @@ class LaunchActions(Widget):
         return "\n".join(parts)
 
     async def _kill(self) -> None:
-        detail = self._describe_run() + "\nSIGTERM to each process group, then SIGKILL."
+        how = KILL_JOB if self.scheduled else "SIGTERM to each process group, then SIGKILL."
+        detail = self._describe_run() + "\n" + how
         if not await self._confirm("Kill the running server?", detail):
             return
 
-        async def work(launcher: Launcher) -> None:
+        async def work(launcher: AnyLauncher) -> None:
+            if isinstance(launcher, JobLauncher):
+                outcome = await launcher.cancel()
+                self._report("kill", outcome.lines, outcome.ok)
+                return
             kills = await launcher.kill()
             self._report("kill", kill_lines(kills), all(k.ok for k in kills))
 
@@ -246,7 +296,11 @@ class LaunchActions(Widget):
         if not await self._confirm("Restart the server?", detail):
             return
 
-        async def work(launcher: Launcher) -> None:
+        async def work(launcher: AnyLauncher) -> None:
+            if isinstance(launcher, JobLauncher):
+                outcome = await launcher.resubmit()
+                self._report("restart", outcome.lines, outcome.ok)
+                return
             result = await launcher.restart()
             self._launched(result.launched)
             lines = kill_lines(result.killed) + launch_lines(result.launched)
@@ -293,6 +347,7 @@ class LaunchActions(Widget):
         assert self.opener is not None
         try:
             async with self.opener() as launcher:
+                self.scheduled = isinstance(launcher, JobLauncher)
                 while True:
                     self._probed(await launcher.status())
                     await asyncio.sleep(self.poll_seconds)

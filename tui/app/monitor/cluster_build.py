@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from tui.app.feed.cluster_link import ClusterLink
 from tui.app.feed.cluster_source import ClusterSource
+from tui.app.feed.job_source import JobFollower, JobSource
 from tui.app.launch.launch_actions import LauncherOpener
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_build import AppParts, WatchSettings, assemble_app, gpu_feeds
@@ -35,5 +36,27 @@ def build_cluster_app(
         sessions=sessions,
         api_host=hosts[0],
         telemetry=gpu_feeds(sessions, settings.telemetry),
+    )
+    return assemble_app(parts, settings, clock, launcher)
+
+
+def build_job_app(
+    session: HostSession,
+    follower: JobFollower,
+    nodes: int,
+    settings: WatchSettings,
+    clock: Callable[[], float] = time.monotonic,
+    launcher: LauncherOpener | None = None,
+) -> MonitorApp:
+    """The app following a scheduler's job of ``nodes`` nodes: its queue, then every node's
+    log through ``session`` to the login host, which also reaches node 0's port."""
+    source = JobSource(session, follower)
+    hosts = ["not placed yet"] * max(nodes, 1)
+    parts = AppParts(
+        link=ClusterLink(hosts, settings.engine, clock),
+        source=source,
+        reconnect=source.reconnect,
+        sessions=(session,),
+        api_host=settings.target.host or None,
     )
     return assemble_app(parts, settings, clock, launcher)

@@ -22,7 +22,12 @@ from tui.app.launch.kernel_log_check import KernelLogCheck
 from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchActions, LauncherOpener
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
-from tui.app.monitor.monitor_messages import ConnectionChanged, HealthPolled, RankFocused
+from tui.app.monitor.monitor_messages import (
+    ConnectionChanged,
+    HealthPolled,
+    JobStateChanged,
+    RankFocused,
+)
 from tui.app.monitor.monitor_state import MonitorState
 from tui.app.monitor.palette import MonitorCommands
 from tui.app.monitor.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
@@ -168,6 +173,10 @@ class MonitorApp(App[int]):
     @on(ConnectionChanged)
     def _connection(self, message: ConnectionChanged) -> None:
         self.state.set_connection(message.state, message.detail)
+
+    @on(JobStateChanged)
+    def _job_changed(self, message: JobStateChanged) -> None:
+        self.state.set_job(message.job)
 
     @on(HealthPolled)
     def _health_polled(self, message: HealthPolled) -> None:

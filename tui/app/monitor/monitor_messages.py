@@ -7,6 +7,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from tui.app.monitor.view_model import ConnectionState, HealthReading
+from tui.engine.judge.scheduled_job import ScheduledJob
 
 
 class ConnectionChanged(Message):
@@ -35,3 +36,11 @@ class RankFocused(Message):
     def __init__(self, tag: str) -> None:
         super().__init__()
         self.tag = tag
+
+
+class JobStateChanged(Message):
+    """The scheduler reported a change of the job the server runs in (queued, running, ended)."""
+
+    def __init__(self, job: ScheduledJob) -> None:
+        super().__init__()
+        self.job = job

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from tui.app.feed.cluster_link import NodeFeed, NodeLinks
+from tui.app.feed.cluster_link import NamedHosts, NodeFeed, NodeLinks
 from tui.app.feed.engine_link import EngineLink
 from tui.app.feed.logbook import LogBook
 from tui.app.monitor.view_model import (
@@ -22,6 +22,7 @@ from tui.app.monitor.view_model import (
 from tui.engine.gpu.gpu_map import RankGpu, map_ranks, rank_numbers
 from tui.engine.gpu.gpu_state import GpuSnapshot, merged
 from tui.engine.judge.judge import Signals
+from tui.engine.judge.scheduled_job import ScheduledJob, blamed_rank
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.timing.estimate import (
@@ -41,6 +42,8 @@ def _nothing() -> None:
 
 
 MAX_MARKERS = 3
+JOB_LINES = 8
+"""Lines of the blamed rank shown once a job ended."""
 
 
 class MonitorState:
@@ -71,6 +74,9 @@ class MonitorState:
         self.gpu_hosts: dict[tuple[int, ...], GpuSnapshot] = {}
         """Each host's latest GPU telemetry, under the nodes that host runs."""
         self.started_at = clock()
+        self.job: ScheduledJob | None = None
+        self._job_seen_at = 0.0
+        self._job_lines: tuple[int, tuple[str, ...]] | None = None
         self.received = False
         self._dirty = True
         self.on_change: Callable[[], None] = _nothing
@@ -122,6 +128,35 @@ class MonitorState:
         self.connection = state
         self.connection_detail = detail
         self.touch()
+
+    def set_job(self, job: ScheduledJob) -> None:
+        """Keep the scheduler's latest word on the job; the start-up timer starts when the job
+        starts running (its queue time is shown apart), and each node is named once placed."""
+        if self.job is not None and job.job_id != self.job.job_id:
+            self.received, self._job_lines = False, None  # another job: a new start-up
+        self.job, self._job_seen_at = job, self.clock()
+        if job.running_seconds is not None and not self.received:
+            self.started_at = self._job_seen_at - job.running_seconds
+        if job.nodes and isinstance(self.link, NamedHosts):
+            self.link.name_hosts(job.nodes)
+        self.touch()
+
+    def _job_now(self, now: float) -> ScheduledJob | None:
+        """The job with its queued time brought up to ``now``."""
+        job = self.job
+        if job is None or not job.queued or job.queued_seconds is None:
+            return job
+        return replace(job, queued_seconds=job.queued_seconds + now - self._job_seen_at)
+
+    def _last_lines(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """The blamed rank's last lines once the job ended (kept until more lines arrive)."""
+        if self.job is None or not self.job.ended:
+            return ()
+        if self._job_lines is None or self._job_lines[0] != self.log.total:
+            rank = blamed_rank(snapshot)
+            lines = self.log.last(rank.tag, JOB_LINES) if rank is not None else ()
+            self._job_lines = (self.log.total, tuple(line.text for line in lines))
+        return self._job_lines[1]
 
     def set_health(self, reading: HealthReading) -> None:
         if reading != self.health:
@@ -175,7 +210,8 @@ class MonitorState:
         now = self.clock()
         snapshot = self.link.snapshot
         plan = self.planner(snapshot)
-        judgement = self.link.judge(self._signals(), plan, now, self.stall_policy)
+        job = self._job_now(now)
+        judgement = self.link.judge(self._signals(job), plan, now, self.stall_policy)
         return MonitorView(
             target=self.target,
             snapshot=snapshot,
@@ -192,14 +228,19 @@ class MonitorState:
             gpu=self.gpu,
             placements=self._placements(snapshot),
             node_gpus=tuple(sorted(self.gpus.items())),
+            reason=judgement.reason,
+            job=job,
+            job_lines=self._last_lines(snapshot),
         )
 
-    def _signals(self) -> Signals:
-        """What the judge hears besides the log: the link and the latest health poll."""
+    def _signals(self, job: ScheduledJob | None = None) -> Signals:
+        """What the judge hears besides the log: the link, the latest health poll and the
+        scheduler's job."""
         return Signals(
             connected=self.connection is ConnectionState.CONNECTED or self.received,
             health=self.health.state,
             generation_ok=self.health.generation_ok,
+            job=job,
         )
 
     def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:

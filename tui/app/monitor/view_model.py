@@ -11,6 +11,7 @@ from enum import Enum
 from tui.engine.gpu.gpu_map import RankGpu
 from tui.engine.gpu.gpu_state import GpuSnapshot
 from tui.engine.judge.health import HealthState
+from tui.engine.judge.scheduled_job import ScheduledJob
 from tui.engine.judge.stall import RankHealth, RankStatus
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
@@ -74,6 +75,12 @@ class MonitorView:
     """Which GPU each rank is on (empty without telemetry)."""
     node_gpus: tuple[tuple[int, GpuSnapshot], ...] = ()
     """Each node's latest GPU telemetry (the snapshot of the host it runs on)."""
+    reason: str = ""
+    """The judge's one sentence on why the verdict is what it is."""
+    job: ScheduledJob | None = None
+    """The scheduler's job the server runs in (its queued time current); None without one."""
+    job_lines: tuple[str, ...] = ()
+    """Once the job ended: the last lines of the rank that failed or fell silent first."""
 
     def node_gpu(self, node: int) -> GpuSnapshot | None:
         """The GPU telemetry of the host running ``node`` (one host: every rank is node 0's)."""

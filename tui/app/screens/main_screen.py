@@ -118,7 +118,11 @@ class MainScreen(Screen[None]):
         """Apply one view to every widget (the caller batches the repaint)."""
         self._header.show(view)
         self._grid.show(rank_cards(view), view.snapshot.nodes, view.now)
-        self._failure.show(view.snapshot.failure)
+        job = view.job
+        if view.snapshot.failure is None and job is not None and job.ended:
+            self._failure.show_job(job, view.job_lines)
+        else:
+            self._failure.show(view.snapshot.failure)
         for feature in self._features:
             if isinstance(feature, KernelLogCheck):
                 feature.saw(view)

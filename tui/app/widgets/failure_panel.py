@@ -7,8 +7,10 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from tui.engine.judge.scheduled_job import ScheduledJob
 from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import Failure
+from tui.engine.startup.vocabulary import Verdict
 
 
 def failure_title(failure: Failure) -> Content:
@@ -28,6 +30,14 @@ def failure_report(failure: Failure) -> str:
     """The plain text copied to the clipboard."""
     title = failure_title(failure).plain
     return f"{title}\n\n{failure.excerpt}\n"
+
+
+def job_title(job: ScheduledJob) -> Content:
+    """``✖ JOB_TIMEOUT · job 12 TIMEOUT (TimeLimit), signal 15`` for a job that ended."""
+    mark = "✖" if job.ending is Verdict.FAILED else "■"
+    return Content.assemble(
+        (f"{mark} {printable(job.label)}", "bold $rank-failed"), " · ", printable(job.summary)
+    )
 
 
 class FailurePanel(VerticalScroll):
@@ -54,6 +64,7 @@ class FailurePanel(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.failure: Failure | None = None
+        self._job: tuple[ScheduledJob, tuple[str, ...]] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content(""), id="failure-title")
@@ -61,10 +72,21 @@ class FailurePanel(VerticalScroll):
         yield Static(Content(""), id="failure-hardware")
         yield Static(Content("y copies this excerpt · l opens the log"), id="failure-hint")
 
-    def show(self, failure: Failure | None) -> None:
-        if failure == self.failure:
+    def show_job(self, job: ScheduledJob, lines: tuple[str, ...]) -> None:
+        """A job that ended with no failure in its logs: its end, and the blamed rank's last
+        lines."""
+        if self.failure is None and self._job == (job, lines):
             return
-        self.failure = failure
+        self.failure, self._job = None, (job, lines)
+        self.set_class(True, "-shown")
+        self.query_one("#failure-title", Static).update(job_title(job))
+        excerpt = "\n".join(printable(line) for line in lines) or "no log line was read"
+        self.query_one("#failure-excerpt", Static).update(Content(excerpt))
+
+    def show(self, failure: Failure | None) -> None:
+        if failure == self.failure and self._job is None:
+            return
+        self.failure, self._job = failure, None
         self.set_class(failure is not None, "-shown")
         if failure is None:
             return

@@ -80,7 +80,13 @@ def timer_line(view: MonitorView, width: int) -> Content:
     """``03:12 / ~10:00 ━━━━──── 53% ETA 05:10-09:30 · history: 4 runs`` (``overdue +01:10``
     past the range); the basis of the expectation is left out when the line is short."""
     eta, total = view.eta, view.plan.total
+    if view.verdict is Verdict.QUEUED and view.job is not None:
+        return _queued_text(view)
     head = Content(f"{fmt.clock(eta.elapsed)} / ~{fmt.clock(total.median)} ")
+    if view.verdict in (Verdict.FAILED, Verdict.STOPPED) and view.job and view.job.ended:
+        failed = view.verdict is Verdict.FAILED
+        style = "bold $rank-failed" if failed else "$text-muted"
+        return head + Content.styled(printable(view.job.summary), style)
     if view.verdict in (Verdict.FAILED, Verdict.STOPPED):
         return head + _ended_text(view)
     percent = Content(f" {view.fraction * 100:3.0f}%")
@@ -90,6 +96,18 @@ def timer_line(view: MonitorView, width: int) -> Content:
     if view.verdict is not Verdict.READY and room - basis.cell_length >= 12:
         tail, room = tail + basis, room - basis.cell_length
     return Content.assemble(head, fmt.bar(view.fraction, max(4, room)), percent, tail)
+
+
+def _queued_text(view: MonitorView) -> Content:
+    """``queued 01:20 · job 12 PENDING (Resources)``: the start-up timer waits for the job."""
+    job = view.job
+    assert job is not None
+    waited = fmt.clock(job.queued_seconds) if job.queued_seconds is not None else "?"
+    reason = f" ({job.reason})" if job.reason else ""
+    return Content.assemble(
+        (f"queued {waited}", "bold $rank-stalled"),
+        (printable(f" · job {job.job_id} {job.state}{reason}"), "$text-muted"),
+    )
 
 
 def _ended_text(view: MonitorView) -> Content:

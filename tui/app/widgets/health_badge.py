@@ -11,6 +11,7 @@ from tui.engine.startup.vocabulary import Verdict
 
 _VERDICT_MARK = {
     Verdict.CONNECTING: "…",
+    Verdict.QUEUED: "◷",
     Verdict.STARTING: "▶",
     Verdict.READY: "✔",
     Verdict.FAILED: "✖",

@@ -105,6 +105,14 @@ class ClusterEngine:
     def size(self) -> int:
         return len(self.hosts)
 
+    def name_hosts(self, hosts: Sequence[str]) -> None:
+        """Name the nodes once they are known (a scheduler placed them); extra names are
+        ignored, missing ones keep their old name."""
+        named = tuple(hosts[: self.size]) + self.hosts[len(hosts) :]
+        if named != self.hosts:
+            self.hosts = named
+            self._merged = None
+
     @property
     def engine(self) -> str:
         """The engine the logs were written by (``unknown`` until a line decides)."""

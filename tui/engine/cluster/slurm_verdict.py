@@ -13,18 +13,10 @@ logs said last.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from tui.engine.cluster.slurm_jobs import ExitCode, SlurmJob
+from tui.engine.judge.scheduled_job import JobPhase as JobPhase
 from tui.engine.startup.vocabulary import Verdict
-
-
-class JobPhase(str, Enum):
-    """Where a job is."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    ENDED = "ended"
 
 
 def job_phase(job: SlurmJob) -> JobPhase:
@@ -53,13 +45,19 @@ class JobEnd:
     def engine_verdict(self) -> Verdict:
         """The server-level verdict: STOPPED for a job that completed or was cancelled,
         FAILED for every other end."""
-        return Verdict.STOPPED if self.state in ("COMPLETED", "CANCELLED") else Verdict.FAILED
+        return ending_verdict(self.state)
 
     def describe(self) -> str:
         """``job 12 TIMEOUT (TimeLimit), signal 15``."""
         reason = f" ({self.reason})" if self.reason else ""
         code = f", {self.exit_code.describe()}" if self.exit_code is not None else ""
         return f"job {self.job_id} {self.state}{reason}{code}"
+
+
+def ending_verdict(state: str) -> Verdict:
+    """The server-level verdict of a job that ended in ``state``: STOPPED for a job that
+    completed or was cancelled, FAILED for every other end."""
+    return Verdict.STOPPED if state in ("COMPLETED", "CANCELLED") else Verdict.FAILED
 
 
 def job_end(job: SlurmJob) -> JobEnd | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from tui.engine.judge.health import HealthState
 from tui.engine.judge.rendezvous_gap import rendezvous_gap
+from tui.engine.judge.scheduled_job import ScheduledJob, last_words
 from tui.engine.judge.stall import RankStatus, StallPolicy, assess, stalled
 from tui.engine.judge.verdict import Watched, decide_verdict
 from tui.engine.startup.snapshot import Snapshot
@@ -36,6 +37,9 @@ class Signals:
     generation_ok: bool | None = None
     """The test generation: answered (True), failed (False), not tried (None)."""
     watched: Watched = field(default_factory=Watched)
+    job: ScheduledJob | None = None
+    """The scheduler's job the server runs in (a Slurm job); None for a server started
+    otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +77,25 @@ def judge(
         generation_ok=signals.generation_ok,
         stalled_ranks=tuple(status.tag for status in stalled(statuses)),
         watched=signals.watched,
+        job=signals.job,
     )
-    reason = _reason(report.verdict, snapshot, signals.watched, statuses)
+    reason = _job_reason(report.verdict, snapshot, signals.job) or _reason(
+        report.verdict, snapshot, signals.watched, statuses
+    )
     return Judgement(report.verdict, reason, report.disagreements, statuses)
+
+
+def _job_reason(verdict: Verdict, snapshot: Snapshot, job: ScheduledJob | None) -> str:
+    """The job's words when its phase decided the verdict (or explains a failure); else ``""``."""
+    if job is None:
+        return ""
+    if verdict is Verdict.QUEUED:
+        return job.summary
+    if not job.ended:
+        return ""
+    if verdict is Verdict.FAILED and snapshot.failure is not None:
+        return f"{_failure_reason(snapshot)}; {job.summary}"
+    return f"{job.summary}; {last_words(snapshot)}"
 
 
 def _reason(

@@ -8,11 +8,14 @@ READY does without it. When the signals disagree the verdict says so in ``disagr
 instead of silently picking one. Precedence:
 
 1. FAILED when the log shows a failure (it wins over a healthy ``/health``);
-2. STOPPED when the server shut down, before or after its ready line: it serves nothing now;
-3. CONNECTING while the monitor has no connection to the host;
-4. READY when every watched signal agrees;
-5. STALLED when the stall rules flagged ranks;
-6. STARTING otherwise.
+2. the job's own end (FAILED or STOPPED) when the scheduler says the job the server ran in
+   ended: whatever the log said last, it is not starting any more;
+3. STOPPED when the server shut down, before or after its ready line: it serves nothing now;
+4. QUEUED while the scheduler still holds the job;
+5. CONNECTING while the monitor has no connection to the host;
+6. READY when every watched signal agrees;
+7. STALLED when the stall rules flagged ranks;
+8. STARTING otherwise.
 
 Callers go through ``tui.engine.judge.judge``, which adds the stall rules and the reasons; a
 new verdict (DEGRADED, say) is one more rung here and one more reason there.
@@ -23,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tui.engine.judge.health import HealthState
+from tui.engine.judge.scheduled_job import ScheduledJob
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Outcome, Verdict
 
@@ -93,14 +97,20 @@ def decide_verdict(
     generation_ok: bool | None,
     stalled_ranks: tuple[str, ...] = (),
     watched: Watched | None = None,
+    job: ScheduledJob | None = None,
 ) -> VerdictReport:
-    """The verdict from the log snapshot, the connection, ``/health`` and a test generation."""
+    """The verdict from the log snapshot, the connection, ``/health``, a test generation and,
+    for a server run by a scheduler, its job."""
     follows = watched or Watched()
     notes = _disagreements(snapshot, health, generation_ok, follows)
     if snapshot.outcome is Outcome.FAILED:
         return VerdictReport(Verdict.FAILED, notes)
+    if job is not None and job.ended:
+        return VerdictReport(job.ending or Verdict.STOPPED, notes)
     if snapshot.stopped:
         return VerdictReport(Verdict.STOPPED, notes)
+    if job is not None and job.queued:
+        return VerdictReport(Verdict.QUEUED, notes)
     if not connected:
         return VerdictReport(Verdict.CONNECTING, notes)
     if _ready(snapshot, health, generation_ok, follows):

@@ -172,6 +172,8 @@ class RunStatus:
 
     def describe(self) -> str:
         """One line such as ``running (5 processes)`` or ``failed: exited 137 (SIGKILL)``."""
+        if self.state is RunState.RUNNING and not self.processes:
+            return "running"  # a scheduler's job: its processes are on its nodes
         if self.state is RunState.RUNNING:
             count = len(self.processes)
             return f"running ({count} process{'es' if count != 1 else ''})"

@@ -116,6 +116,8 @@ class Verdict(str, Enum):
     """The server-level verdict shown in the header and reported by ``bringup wait``."""
 
     CONNECTING = "CONNECTING"
+    QUEUED = "QUEUED"
+    """The scheduler holds the job the server is to run in (Slurm's PENDING)."""
     STARTING = "STARTING"
     READY = "READY"
     FAILED = "FAILED"

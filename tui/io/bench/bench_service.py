@@ -129,7 +129,7 @@ class _Run:
         self.listener.started(title, settings.concurrency, settings.num_prompts)
         official = OfficialSetup(
             setup.session, engine, setup.port, snapshot.server.model,
-            setup.options.venv, setup.options.conda_env,
+            setup.options.venv, setup.options.conda_env, host=setup.session.api_host,
         )  # fmt: skip
         await run_official(official, settings, self._level_done)
 

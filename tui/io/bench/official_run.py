@@ -52,6 +52,8 @@ class OfficialSetup:
     venv: str | None = None
     conda_env: str | None = None
     timeout: float = OFFICIAL_TIMEOUT_SECONDS
+    host: str = "127.0.0.1"
+    """Where the host reaches the server (a Slurm job's node 0 from its login host)."""
 
 
 class OfficialRunFailed(Exception):
@@ -65,7 +67,7 @@ def official_command(setup: OfficialSetup, settings: BenchConfig, concurrency: i
         num_prompts=settings.num_prompts, input_len=settings.input_len,
         output_len=settings.output_len, seed=settings.seed,
         warmup_requests=settings.warmup_requests, ignore_eos=settings.ignore_eos,
-        model=setup.model,
+        model=setup.model, host=setup.host,
     )  # fmt: skip
     return script("official-bench", OFFICIAL_SCRIPT, [setup.venv, setup.conda_env,
                                                       *official_argv(run)])  # fmt: skip

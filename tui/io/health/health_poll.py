@@ -24,6 +24,7 @@ from tui.engine.judge.health import HealthState
 from tui.engine.servers import registry
 from tui.engine.servers.dialect import GenerationProbe
 from tui.io.transport.deadline import within
+from tui.io.transport.host_session import ApiNotPlaced
 from tui.io.transport.transport import TransportError
 
 UrlSource = Callable[[], Awaitable[str]]
@@ -142,6 +143,9 @@ class HealthPoller:
         """One round: the link, ``/health``, and the generation while it has not worked."""
         try:
             base = await within(self._url(), self.options.timeout)
+        except ApiNotPlaced as exc:
+            self._generated = None
+            return HealthChanged(HealthState.UNKNOWN, None, None, str(exc))
         except (TransportError, OSError, asyncio.TimeoutError) as exc:
             self._generated = None
             return HealthChanged(HealthState.NO_LINK, None, None, str(exc) or type(exc).__name__)

@@ -43,6 +43,8 @@ class SlurmOutcome:
     ok: bool
     lines: tuple[str, ...]
     job_id: str | None = None
+    refused: bool = False
+    """Nothing was submitted because the previous job is still queued (``force`` overrides)."""
 
 
 class SlurmLauncher:
@@ -79,7 +81,7 @@ class SlurmLauncher:
             return SlurmOutcome(False, (
                     f"refused: job {previous.job_id} of this profile is still in the queue; "
                     "kill it first", "(use --force to launch anyway)",
-                ))  # fmt: skip
+                ), previous.job_id, refused=True)  # fmt: skip
         argv, script = sbatch_argv(self.spec), batch_script(self.spec)
         return await self._submit(tuple(argv), script, previous)
 

@@ -43,6 +43,10 @@ class SessionClosed(TransportError):
     """The session was closed, or stopped for good after a refusal."""
 
 
+class ApiNotPlaced(TransportError):
+    """The server's host is not known yet (its scheduler's job has not been placed)."""
+
+
 class Connector(Protocol):
     """Makes a connection; the returned awaitable ends (with a reason) when it is lost."""
 
@@ -114,6 +118,25 @@ class HostSession:
         self._starting: asyncio.Future[None] | None = None
         self._queues: list[asyncio.Queue[ConnectionEvent | None]] = []
         self._listeners: list[Listener] = []
+        self._api_host = "127.0.0.1"
+        self._api_placed = asyncio.Event()
+        self._api_placed.set()
+
+    def hold_api(self) -> None:
+        """Make forwards without a ``remote_host`` raise :class:`ApiNotPlaced` until
+        :meth:`place_api`: the server's host is not known yet (a Slurm job still queued)."""
+        self._api_placed.clear()
+
+    def place_api(self, host: str) -> None:
+        """Forwards without a ``remote_host`` reach ``host`` as this host sees it (a Slurm job's
+        node 0, through its login host) from now on."""
+        self._api_host = host
+        self._api_placed.set()
+
+    @property
+    def api_host(self) -> str:
+        """Where the host reaches the server's port: 127.0.0.1, or the placed node 0."""
+        return self._api_host
 
     @property
     def label(self) -> str:
@@ -244,12 +267,18 @@ class HostSession:
             self.link_failed(transport)
             raise
 
-    async def forward(self, remote_port: int, remote_host: str = "127.0.0.1") -> str:
-        """``http://127.0.0.1:PORT`` reaching ``remote_host:remote_port`` on the host.
+    async def forward(self, remote_port: int, remote_host: str | None = None) -> str:
+        """``http://127.0.0.1:PORT`` reaching ``remote_host:remote_port`` on the host (by
+        default the host's own 127.0.0.1, or where :meth:`place_api` said the server is;
+        :class:`ApiNotPlaced` while :meth:`hold_api` holds it).
 
         The local port changes when the connection is re-established; ask again after a
         :class:`Reconnected` event (it is cheap: one forward per connection and port).
         """
+        if remote_host is None:
+            if not self._api_placed.is_set():
+                raise ApiNotPlaced("the server's host is not known yet (its job is queued)")
+            remote_host = self._api_host
         transport = await self.transport()
         try:
             port = await transport.forward(remote_host, remote_port)
