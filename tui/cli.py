@@ -18,6 +18,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("replay", "read a saved server log and print its start-up timeline"),
     ("history", "how long past start-ups took, per launch fingerprint"),
     ("bench", "benchmark a running server (table or JSON)"),
+    ("stats", "the engine's serving figures from /metrics, one line per interval"),
     ("runs", "list or export recorded runs and benchmark results"),
     ("launch", "start the profile's server on its hosts"),
     ("kill", "stop the profile's newest run (SIGTERM, grace period, SIGKILL)"),
