@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
 from tests.conftest import REPO
+from tests.sim.conftest import FAST, Sim, SimFactory
 
 pytestmark = pytest.mark.slow
 
