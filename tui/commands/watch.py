@@ -112,6 +112,7 @@ async def _watch(plan: WatchPlan) -> int:
         ),
         telemetry=TelemetrySettings(command=profile.nvidia_smi),
         history=True,
+        serving=profile.serving,
     )
     nodes = cluster_nodes(plan)
     if nodes:

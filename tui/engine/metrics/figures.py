@@ -47,6 +47,7 @@ def window_figures(readings: Sequence[MetricReading], window_s: float) -> Servin
     if tok_s is None:
         tok_s = gauges.get("gen_throughput")
     ttft, itl = _histogram(readings, "ttft"), _histogram(readings, "itl")
+    accept_length = _accept_length(counted, gauges)
     return ServingFigures(
         window_s=window_s,
         seconds=seconds,
@@ -57,10 +58,8 @@ def window_figures(readings: Sequence[MetricReading], window_s: float) -> Servin
         prefix_hit_rate=_ratio(counted, "prefix_hits", "prefix_queries")
         if "prefix_queries" in counted
         else gauges.get("prefix_hit_rate"),
-        accept_length=_accept_length(counted, gauges),
-        acceptance_rate=_ratio(counted, "accepted_tokens", "draft_tokens")
-        if "draft_tokens" in counted
-        else gauges.get("accept_rate"),
+        accept_length=accept_length,
+        acceptance_rate=_acceptance_rate(counted, gauges, accept_length),
         preemptions=counted.get("preemptions"),
         ttft_p50=quantile(0.5, ttft),
         ttft_p99=quantile(0.99, ttft),
@@ -113,10 +112,20 @@ def _ratio(counted: dict[str, float], top: str, bottom: str) -> float | None:
 
 def _accept_length(counted: dict[str, float], gauges: dict[str, float]) -> float | None:
     """vLLM: ``1 + accepted / drafts`` over the window (its own definition, bonus token
-    included); SGLang: the mean of its accept-length gauge."""
+    included); SGLang: the mean of its accept-length gauge, while tokens are generated (the
+    gauge keeps its last value when idle, and is 0 before the first decode log interval)."""
     drafts = counted.get("drafts")
     if drafts and "accepted_tokens" in counted:
         return 1.0 + counted["accepted_tokens"] / drafts
-    if "drafts" in counted:
+    if "drafts" in counted or counted.get("generation_tokens") == 0:
         return None
-    return gauges.get("accept_length")
+    gauge = gauges.get("accept_length")
+    return gauge if gauge is not None and gauge > 0 else None
+
+
+def _acceptance_rate(
+    counted: dict[str, float], gauges: dict[str, float], accept_length: float | None
+) -> float | None:
+    if "draft_tokens" in counted:
+        return _ratio(counted, "accepted_tokens", "draft_tokens")
+    return gauges.get("accept_rate") if accept_length is not None else None

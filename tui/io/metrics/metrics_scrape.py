@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -79,7 +79,7 @@ class MetricsScraper:
         self.interval = self.options.interval
         self._engine = self.options.engine if registry.find(self.options.engine) else None
 
-    async def scrapes(self) -> AsyncIterator[MetricsScraped | MetricsMissing]:
+    async def scrapes(self) -> AsyncGenerator[MetricsScraped | MetricsMissing, None]:
         key = self.options.api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(timeout=self.options.timeout, headers=headers) as client:
