@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
 from tui.config.ssh_targets import SshAddress, parse_ssh_target
 from tui.engine.metrics.alarms import AlarmThresholds
@@ -134,6 +135,10 @@ class Profile:
     bench: BenchConfig = field(default_factory=BenchConfig)
     stall: StallConfig = field(default_factory=StallConfig)
     serving: ServingConfig = field(default_factory=ServingConfig)
+    scheduler: str = "ssh"
+    """``ssh`` (started on ``hosts`` by bringup) or ``slurm`` (submitted as a job, see
+    ``slurm``)."""
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
 
     @property
     def targets(self) -> tuple[SshAddress, ...]:
