@@ -121,6 +121,7 @@ class MonitorApp(App[int]):
         self.stack_actions = StackActions(self.state, hosts, lambda: self.launch_actions.statuses)
         self.alerts = Alerts(self, notify_mode)
         self.serving = ServingPanel(metrics, self._alarm_raised, id="serving")
+        self.bench.serving_during = self.serving.state.during
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
         self._flushed_at = 0.0

@@ -77,14 +77,23 @@ class ServingPanel(Vertical):
         """Called on every repaint: scrape while the verdict is READY."""
         self._decode = view.snapshot.decode
         serving = view.verdict is Verdict.READY
-        if serving and self.worker is None and self.setup is not None:
-            self.worker = self.run_worker(self._scrape(self.setup), group="serving",
-                                          exit_on_error=False)  # fmt: skip
-        elif not serving and self.worker is not None:
-            self.worker.cancel()
-            self.worker = None
+        if serving:
+            self.start()
+        else:
+            self.stop()
         if self.state.absent:
             self._redraw()
+
+    def start(self) -> None:
+        """Scrape from now on (nothing happens while already scraping or without a setup)."""
+        if self.worker is None and self.setup is not None:
+            self.worker = self.run_worker(self._scrape(self.setup), group="serving",
+                                          exit_on_error=False)  # fmt: skip
+
+    def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker = None
 
     async def _scrape(self, setup: MetricsSetup) -> None:
         async with contextlib.aclosing(setup.scraper().scrapes()) as reports:

@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from tui.engine.bench.level_figures import ServingStats
+from tui.engine.bench.serving_level import TimedFigures, serving_stats
 from tui.engine.metrics.alarms import ServingAlarm
 from tui.engine.metrics.figures import ServingFigures
 from tui.io.metrics.metrics_scrape import MetricsMissing, MetricsScraped
 
 HISTORY = 90
 """Intervals kept for the sparklines (three minutes at two seconds)."""
+KEPT = 1800
+"""Intervals kept for the benchmark's records (an hour at two seconds)."""
 
 
 @dataclass(slots=True)
@@ -25,11 +29,14 @@ class ServingState:
     absent: bool = False
     engine: str | None = None
     version: int = 0
+    timed: deque[TimedFigures] = field(default_factory=lambda: deque(maxlen=KEPT))
+    """Every interval's figures with the time its scrape ended."""
 
     def read(self, report: MetricsScraped) -> None:
         self.figures = report.figures.short
         if report.figures.interval.seconds > 0:
             self.history.append(report.figures.interval)
+            self.timed.append((report.at, report.figures.interval))
         self.alarms = report.active
         self.missing, self.absent = None, False
         self.engine = report.engine
@@ -38,6 +45,10 @@ class ServingState:
     def missed(self, report: MetricsMissing) -> None:
         self.missing, self.absent = report.reason, report.absent
         self.version += 1
+
+    def during(self, start: float, end: float) -> ServingStats | None:
+        """The figures of the intervals between two monotonic times, for a benchmark level."""
+        return serving_stats(self.timed, start, end)
 
     def series(self, name: str) -> list[float]:
         """The history of one figure (``tok_s``), gaps left out."""

@@ -45,7 +45,7 @@ class DemoOptions:
     scenario: str = "ok"
     time_scale: float = 0.05
     tp_size: int = 8
-    collapse_after: float = 5.0
+    collapse_after: float = 15.0
     """``--scenario accept-collapse``: seconds after the first request (the demo's own
     benchmark) when the accept length falls to 1."""
 
