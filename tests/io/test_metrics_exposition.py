@@ -152,3 +152,24 @@ def test_the_long_window_forgets_readings_older_than_five_minutes() -> None:
 def test_text_that_is_not_the_exposition_format_is_refused(text: str) -> None:
     with pytest.raises(ExpositionError):
         parse_exposition(text, 0.0)
+
+
+def test_only_the_wanted_series_are_parsed() -> None:
+    from tui.io.metrics.exposition import series_names
+
+    wanted = series_names(VLLM.metric_names.names())
+    noise = (
+        "# HELP python_gc_objects_collected_total Objects collected during gc\n"
+        "# TYPE python_gc_objects_collected_total counter\n"
+        'python_gc_objects_collected_total{generation="0"} 1234.0\n'
+        'http_request_duration_seconds_bucket{le="0.1",handler="/v1/completions"} 7.0\n'
+    )
+    scrape = parse_exposition(noise + _vllm(), 0.0, wanted)
+    names = scrape.names()
+    assert "python_gc_objects_collected_total" not in names
+    assert "http_request_duration_seconds_bucket" not in names
+    assert "vllm:generation_tokens_total" in names
+    assert "vllm:time_to_first_token_seconds_bucket" in names
+    assert "vllm:prompt_tokens_total" not in names  # no figure reads it
+    full = read_scrape(parse_exposition(_vllm(), 0.0), VLLM.metric_names)
+    assert read_scrape(scrape, VLLM.metric_names) == full

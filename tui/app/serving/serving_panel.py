@@ -119,7 +119,8 @@ class ServingPanel(Vertical):
     def _redraw(self) -> None:
         state = self.state
         self.set_class(state.figures is not None or state.missing is not None, "-shown")
-        self._figures.display = state.figures is not None
+        if self._figures.display != (state.figures is not None):
+            self._figures.display = state.figures is not None
         self._figures.show_line(partial(figures_line, state), state.version)
         shown = bool(state.alarms or state.missing)
         self._status.set_class(shown, "-shown")

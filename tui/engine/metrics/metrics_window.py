@@ -17,6 +17,9 @@ SHORT_S = 10.0
 LONG_S = 300.0
 HISTORY = 150
 """Intervals kept for the sparklines (five minutes at the default two seconds)."""
+LONG_EVERY_S = 30.0
+"""The long window's figures are computed again at most this often (they move slowly, and
+cost a pass over every reading kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class MetricsWindow:
         self._readings: deque[MetricReading] = deque()
         self.intervals: deque[ServingFigures] = deque(maxlen=history)
         """The figures of each interval between two readings, oldest first."""
+        self._long: tuple[float, ServingFigures] | None = None
 
     @property
     def latest(self) -> MetricReading | None:
@@ -46,13 +50,16 @@ class MetricsWindow:
         figures it makes."""
         if self._readings and reading.at <= self._readings[-1].at:
             self._readings.clear()
+            self._long = None
         self._readings.append(reading)
         while len(self._readings) > 2 and self._readings[1].at <= reading.at - self._long_s:
             self._readings.popleft()
         interval = window_figures(list(self._readings)[-2:], 0.0)
         if len(self._readings) > 1:
             self.intervals.append(interval)
-        return WindowedFigures(interval, self.over(SHORT_S), self.over(self._long_s))
+        if self._long is None or reading.at - self._long[0] >= LONG_EVERY_S:
+            self._long = (reading.at, self.over(self._long_s))
+        return WindowedFigures(interval, self.over(SHORT_S), self._long[1])
 
     def over(self, window_s: float) -> ServingFigures:
         """The figures of the last ``window_s`` seconds: from the last reading taken at or

@@ -21,7 +21,7 @@ from tui.engine.metrics.alarms import AlarmThresholds, AlarmWatch, ServingAlarm
 from tui.engine.metrics.metrics_window import MetricsWindow, WindowedFigures
 from tui.engine.metrics.reading import engine_names, read_scrape
 from tui.engine.servers import registry
-from tui.io.metrics.exposition import MAX_BYTES, ExpositionError, parse_exposition
+from tui.io.metrics.exposition import MAX_BYTES, ExpositionError, parse_exposition, series_names
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import TransportError
 
@@ -78,6 +78,11 @@ class MetricsScraper:
         self.watch = AlarmWatch(self.options.thresholds)
         self.interval = self.options.interval
         self._engine = self.options.engine if registry.find(self.options.engine) else None
+        dialects = registry.dialects()
+        if self._engine is not None:
+            dialects = (registry.or_default(self._engine),)
+        self._wanted = series_names(n for d in dialects for n in d.metric_names.names())
+        """Only these series are parsed (a real engine sends hundreds of others)."""
 
     async def scrapes(self) -> AsyncGenerator[MetricsScraped | MetricsMissing, None]:
         key = self.options.api_key
@@ -129,7 +134,7 @@ class MetricsScraper:
     def _read(self, text: str, latency_ms: float) -> MetricsScraped | MetricsMissing:
         at = self._clock()
         try:
-            scrape = parse_exposition(text, at)
+            scrape = parse_exposition(text, at, self._wanted)
         except ExpositionError as exc:
             return MetricsMissing(printable(str(exc), 200))
         if self._engine is None:
