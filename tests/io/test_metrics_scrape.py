@@ -4,6 +4,7 @@ an accept length that collapsed, a server without ``/metrics``, and the back-off
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import httpx
 import pytest
 
 from tests.sim.conftest import FAST, SimFactory
+from tests.sshd import TestServer
+from tui.cli import main
 from tui.engine.metrics.alarms import AlarmThresholds
 from tui.io.metrics.metrics_scrape import (
     MetricsMissing,
@@ -144,3 +147,39 @@ async def test_the_scrape_goes_through_the_ssh_forward(
         report = await scraper.scrape(client)
     assert isinstance(report, MetricsScraped)
     assert report.figures.interval.generated == 50
+
+
+def test_bringup_stats_reads_a_profiles_server_through_ssh(
+    start_sim: SimFactory,
+    ssh_server: TestServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sim = start_sim([*FLAGS, "--engine", "vllm", "serve", "m"])
+    sim.wait_for("Application startup complete.")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[profiles.p]\nhost = "{ssh_server.alias}"\nssh_config = "{ssh_server.ssh_config}"\n'
+        f'known_hosts = "{ssh_server.known_hosts}"\nengine = "vllm"\nport = {sim.port}\n'
+        '[profiles.p.serving]\ninterval = "0.5s"\n'
+    )
+    code = main(["stats", "p", "--config", str(config), "--json", "--count", "2"])
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0
+    assert [report["engine"] for report in reports] == ["vllm", "vllm"]
+    assert reports[1]["next_scrape_s"] == 0.5
+    assert reports[1]["last_10s"]["running"] == 0
+
+
+def test_bringup_stats_prints_a_line_per_scrape_and_says_when_there_are_no_metrics(
+    start_sim: SimFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sim = start_sim(FLAGS)
+    sim.wait_for(READY)
+    assert main(["stats", "--url", sim.url, "--count", "1"]) == 0
+    line = capsys.readouterr().out
+    assert "no metrics: /metrics answered 404: the server exports no metrics" in line
+    with pytest.raises(SystemExit) as refused:
+        main(["stats", "--url", sim.url, "--interval", "0.01s"])
+    assert refused.value.code == 2
+    assert "--interval: must be at least 0.1 s" in capsys.readouterr().err
