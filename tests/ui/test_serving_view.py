@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -111,3 +112,23 @@ def test_a_narrow_line_drops_sparklines_then_cells_and_never_wraps() -> None:
     assert "█" not in narrow.plain
     assert spark([0.0, 1.0, 2.0], 2) == "▁█"
     assert spark([5.0, 5.0], 4) == "▄▄"
+
+
+async def test_leaving_ready_hides_the_figures() -> None:
+    app, clock = make_monitor()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await at_phase(app, clock, 8, "ready", health=READY_HEALTH)(pilot)
+        panel = app.serving
+        panel.post_message(MetricsRead(_report(1)))
+        await pilot.pause(0.1)
+        assert panel.has_class("-shown")
+
+        async def scraping() -> None:
+            await asyncio.sleep(60)
+
+        panel.worker = panel.run_worker(scraping, group="serving")
+        panel.stop()
+        await pilot.pause(0.1)
+        assert not panel.has_class("-shown")
+        assert panel.state.figures is None
+        assert len(panel.state.timed) == 1  # kept for the benchmark's records

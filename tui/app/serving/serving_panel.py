@@ -91,9 +91,12 @@ class ServingPanel(Vertical):
                                           exit_on_error=False)  # fmt: skip
 
     def stop(self) -> None:
+        """Stop scraping and hide the figures (they would be stale)."""
         if self.worker is not None:
             self.worker.cancel()
             self.worker = None
+            self.state.stopped()
+            self._redraw()
 
     async def _scrape(self, setup: MetricsSetup) -> None:
         async with contextlib.aclosing(setup.scraper().scrapes()) as reports:

@@ -42,6 +42,13 @@ class ServingState:
         self.engine = report.engine
         self.version += 1
 
+    def stopped(self) -> None:
+        """The server left READY: nothing is shown until it serves again (the benchmark's
+        intervals are kept)."""
+        self.figures, self.alarms, self.missing, self.absent = None, (), None, False
+        self.history.clear()
+        self.version += 1
+
     def missed(self, report: MetricsMissing) -> None:
         self.missing, self.absent = report.reason, report.absent
         self.version += 1
