@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tui.commands.bench_table import BenchMeta, render_table
+from tui.commands.bench_table import BenchHeader, render_table
 from tui.config import BenchConfig, ConfigError, Profile, load_config
 from tui.data.prompts import PromptFileError, workload_prompts
 from tui.engine.bench.level_fields import level_fields
@@ -141,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _meta(
     url: str, workload: Workload, model: str, settings: BenchConfig, started: float
-) -> BenchMeta:
-    return BenchMeta(
+) -> BenchHeader:
+    return BenchHeader(
         url=url,
         endpoint=workload.endpoint,
         model_id=model,
@@ -157,7 +157,7 @@ def _meta(
     )
 
 
-def _report(meta: BenchMeta, levels: list[LevelFigures]) -> dict[str, Any]:
+def _report(meta: BenchHeader, levels: list[LevelFigures]) -> dict[str, Any]:
     """What ``--json`` prints: the run's settings, then the one level or every level."""
     head = dataclasses.asdict(meta)
     results = [level_fields(level) for level in levels]
@@ -166,7 +166,7 @@ def _report(meta: BenchMeta, levels: list[LevelFigures]) -> dict[str, Any]:
     return head | {"results": results}
 
 
-def _save(levels: list[LevelFigures], meta: BenchMeta, profile: str | None) -> None:
+def _save(levels: list[LevelFigures], meta: BenchHeader, profile: str | None) -> None:
     try:
         with RunStore.open_default() as store:
             for figures in levels:

@@ -20,6 +20,8 @@ SCENARIOS: tuple[str, ...] = (
     "health-lies",
     "node-lag",
     "node-hang",
+    "jit-cold-cache",
+    "jit-hang",
     "accept-collapse",
 )
 VLLM_SCENARIOS: tuple[str, ...] = (

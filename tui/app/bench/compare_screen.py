@@ -21,8 +21,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tui.app.feed.logbook import printable
-from tui.engine.bench.run_compare import Cell, Change, CompareRow, RunColumn, compare_rows
+from tui.engine.bench.run_compare import (
+    Cell,
+    Change,
+    CompareRow,
+    RunColumn,
+    compare_rows,
+)
+from tui.engine.logs.sanitize import printable
 from tui.io.store.run_records import Scope, load_columns
 from tui.io.store.run_store import StoreError
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from textual.content import Content
 
-from tui.app.feed.logbook import printable
 from tui.app.serving.serving_state import ServingState
+from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.figure_text import figure_cells
 from tui.engine.startup.snapshot import DecodeSummary
 
