@@ -113,4 +113,7 @@ def test_stats_raise_the_collapse_alarm_within_two_scrapes(
     assert raised, lengths
     assert before < raised[0] <= before + 2, lengths
     alarm = next(a for a in reports[raised[0]]["alarms"] if a["kind"] == "accept-floor")
-    assert alarm["text"].startswith("accept length 1.00 over the last 1 s (below the floor 1.5)")
+    # The first interval under the floor may still hold some steps from before the collapse.
+    assert alarm["figure"] == "accept length"
+    assert 1.0 <= alarm["value"] < 1.5
+    assert alarm["text"].endswith(" over the last 1 s (below the floor 1.5)")
