@@ -371,3 +371,29 @@ def test_the_examples_launch_command_fills_every_placeholder() -> None:
     assert node.argv[node.argv.index("--tp") + 1] == "8"
     assert node.argv[node.argv.index("--dist-init-addr") + 1] == "gpu-node-1:20000"
     assert not any("{" in part for part in node.argv)
+
+
+def test_the_serving_table_sets_the_scrape_and_the_alarm_thresholds() -> None:
+    from tui.engine.metrics.alarms import AlarmThresholds
+
+    profile = parse(
+        "[profiles.a.serving]\nmetrics = false\ninterval = '5s'\naccept_floor = 2.0\n"
+        "accept_drop = 0.5\naccept_baseline = '1m'\nstall_after = '10s'\nkv_ceiling = 0.9\n"
+        "ttft_p99_slo = '3s'\n"
+    ).profile()
+    assert (profile.serving.metrics, profile.serving.interval) == (False, 5.0)
+    assert profile.serving.alarms == AlarmThresholds(2.0, 0.5, 60.0, 10.0, 0.9, 3.0)
+    assert parse("[profiles.a]\n").profile().serving.alarms == AlarmThresholds()
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[profiles.a.serving]\ninterval = '0.01s'\n", "profiles.a.serving.interval"),
+        ("[profiles.a.serving]\nkv_ceiling = 2\n", "profiles.a.serving.kv_ceiling"),
+        ("[profiles.a.serving]\nalarm = 1\n", "profiles.a.serving.alarm"),
+    ],
+)
+def test_a_bad_serving_value_names_its_key(text: str, key: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        parse(text)

@@ -9,15 +9,16 @@ from collections.abc import Callable, Sequence
 
 from tui import __version__
 
-# Each name is a module in ``tui.commands`` that defines ``register(subparsers)``; the
-# registered parser sets ``handler`` (a callable taking the parsed namespace, returning an
-# exit code). Modules are imported only when their command is chosen, so ``bringup sim`` and
-# ``bringup replay`` never import Textual.
+# Each name is a module in ``tui.commands`` (or the one ``MODULES`` gives) that defines
+# ``register(subparsers)``; the registered parser sets ``handler`` (a callable taking the
+# parsed namespace, returning an exit code). Modules are imported only when their command is
+# chosen, so ``bringup sim`` and ``bringup replay`` never import Textual.
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("init", "write a commented example configuration"),
     ("replay", "read a saved server log and print its start-up timeline"),
     ("history", "how long past start-ups took, per launch fingerprint"),
     ("bench", "benchmark a running server (table or JSON)"),
+    ("stats", "the engine's serving figures from /metrics, one line per interval"),
     ("runs", "list or export recorded runs and benchmark results"),
     ("launch", "start the profile's server on its hosts"),
     ("kill", "stop the profile's newest run (SIGTERM, grace period, SIGKILL)"),
@@ -27,6 +28,9 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("demo", "the monitor against a simulated GPU host (no setup needed)"),
     ("wait", "wait headless until a server is ready (0), failed or stopped (1), timeout (2)"),
 )
+
+MODULES = {"stats": "serving_stats"}
+"""Commands whose module has another name (module names are unique across ``tui``)."""
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -40,7 +44,7 @@ def _build_parser(selected: str | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS:
         if selected == name:
-            module = importlib.import_module(f"tui.commands.{name}")
+            module = importlib.import_module(f"tui.commands.{MODULES.get(name, name)}")
             module.register(sub)
         else:
             sub.add_parser(name, help=summary, add_help=False)

@@ -28,6 +28,7 @@ from tui.engine.servers.dialect import (
     Dialect,
     FastPath,
     GenerationProbe,
+    MetricNames,
     StartupTraits,
 )
 from tui.engine.servers.hits import Hit, Marker, Parsed, StageHit
@@ -64,7 +65,7 @@ class ToyDialect:
     health_path = "/ping"
     generation = GenerationProbe("/toy/generate", "prompt", {"tokens": 1})
     bench_tool = BenchTool("toy-bench", ("toy-bench",), "toy", "--warmups")
-    metric_names = ("toy:requests_running",)
+    metric_names = MetricNames(running=("toy:requests_running",))
     read_line = staticmethod(_read_toy)
 
     def message_hits(self, msg: str) -> tuple[Hit, ...]:

@@ -132,6 +132,7 @@ async def _watch(plan: WatchPlan) -> int:
         ),
         telemetry=TelemetrySettings(command=profile.nvidia_smi),
         history=True,
+        serving=profile.serving,
     )
     if plan.slurm is not None:
         from tui.commands.watch_slurm import watch_slurm

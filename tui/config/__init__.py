@@ -15,6 +15,7 @@ from tui.config.config_model import (
     Config,
     LaunchConfig,
     Profile,
+    ServingConfig,
     StallConfig,
 )
 from tui.config.config_text import ConfigError
@@ -29,6 +30,7 @@ __all__ = [
     "DurationError",
     "LaunchConfig",
     "Profile",
+    "ServingConfig",
     "SshAddress",
     "StallConfig",
     "config_path",

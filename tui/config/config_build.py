@@ -19,6 +19,7 @@ from tui.config.config_model import (
     Config,
     LaunchConfig,
     Profile,
+    ServingConfig,
     StallConfig,
     template_fields,
 )
@@ -27,6 +28,7 @@ from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table
 from tui.engine.logs.sanitize import printable
+from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -107,6 +109,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         launch=_launch(table.table("launch")),
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
+        serving=_serving(table.table("serving")),
         scheduler=table.choice("scheduler", SCHEDULERS, "ssh"),
         slurm=build_slurm(table.table("slurm")),
     )
@@ -279,3 +282,30 @@ def _stall(table: Table) -> StallConfig:
     )
     table.finish()
     return stall
+
+
+def _serving(table: Table) -> ServingConfig:
+    default = AlarmThresholds()
+    serving = ServingConfig(
+        metrics=table.flag("metrics", True),
+        interval=_interval(table),
+        alarms=AlarmThresholds(
+            accept_floor=table.number("accept_floor", default.accept_floor, 0.0, 1000.0),
+            accept_drop=table.number("accept_drop", default.accept_drop, 0.0, 1.0),
+            accept_baseline_s=table.duration(
+                "accept_baseline", default.accept_baseline_s, positive=True
+            ),
+            stall_s=table.duration("stall_after", default.stall_s, positive=True),
+            kv_ceiling=table.number("kv_ceiling", default.kv_ceiling, 0.0, 1.0),
+            ttft_p99_slo_s=table.duration("ttft_p99_slo", default.ttft_p99_slo_s),
+        ),
+    )
+    table.finish()
+    return serving
+
+
+def _interval(table: Table) -> float:
+    seconds = table.duration("interval", 2.0, positive=True)
+    if seconds < 0.1:
+        raise table.error("interval", "must be at least 0.1 s")
+    return seconds

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
 from tui.config.ssh_targets import SshAddress, parse_ssh_target
+from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
 
 HOST_KEY_POLICIES = ("strict", "accept-new")
@@ -102,6 +103,16 @@ class StallConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServingConfig:
+    """The engine's ``/metrics`` once the server serves: whether and how often to read it, and
+    where its alarms start."""
+
+    metrics: bool = True
+    interval: float = 2.0
+    alarms: AlarmThresholds = field(default_factory=AlarmThresholds)
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One server: where it runs, how to start it, how to watch and benchmark it."""
 
@@ -123,6 +134,7 @@ class Profile:
     launch: LaunchConfig = field(default_factory=LaunchConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
     stall: StallConfig = field(default_factory=StallConfig)
+    serving: ServingConfig = field(default_factory=ServingConfig)
     scheduler: str = "ssh"
     """``ssh`` (started on ``hosts`` by bringup) or ``slurm`` (submitted as a job, see
     ``slurm``)."""

@@ -22,8 +22,15 @@ SCENARIOS: tuple[str, ...] = (
     "node-hang",
     "jit-cold-cache",
     "jit-hang",
+    "accept-collapse",
 )
-VLLM_SCENARIOS: tuple[str, ...] = ("ok", "oom-kv-cache", "rank-crash", "port-in-use")
+VLLM_SCENARIOS: tuple[str, ...] = (
+    "ok",
+    "oom-kv-cache",
+    "rank-crash",
+    "port-in-use",
+    "accept-collapse",
+)
 SGLANG_ENGINE = SGLANG.name
 VLLM_ENGINE = VLLM.name
 ENGINES: tuple[str, ...] = (SGLANG_ENGINE, VLLM_ENGINE)
@@ -70,6 +77,8 @@ class SimConfig:
     ttft_ms: float = 150.0
     accept_len: float = 2.5
     scenario: str = "ok"
+    collapse_after: float = 60.0
+    """``accept-collapse``: seconds after the first request when accept length falls to 1."""
     fail_rank: int | None = None
     pid_file: str | None = None
     log_file: str | None = None
@@ -121,6 +130,11 @@ def validate(config: SimConfig) -> list[str]:
         problems.append(
             f"--scenario {config.scenario} is simulated for SGLang only; with --engine vllm "
             f"use one of: {', '.join(VLLM_SCENARIOS)}"
+        )
+    if config.scenario == "accept-collapse" and not config.speculative:
+        problems.append(
+            "--scenario accept-collapse needs speculative decoding "
+            "(--speculative-algorithm, or --speculative-config with --engine vllm)"
         )
     if not 0 <= config.port <= 65535:
         problems.append(f"--port must be between 0 and 65535 (got {config.port})")

@@ -36,6 +36,12 @@ def _histogram(
     out.append(f"{name}_count{_labels(labels)} {float(hist.n)}")
 
 
+def _accept_rate(config: SimConfig, accept_len: float) -> float:
+    if not config.speculative or accept_len <= 0 or config.max_accept <= 1:
+        return 0.0
+    return (accept_len - 1) / (config.max_accept - 1)
+
+
 def sglang_metrics(config: SimConfig, stats: ServerStats) -> str:
     """``/metrics`` as SGLang exports it from its stats-logging rank."""
     base = {
@@ -55,11 +61,17 @@ def sglang_metrics(config: SimConfig, stats: ServerStats) -> str:
         ("token_usage", "The token usage.", stats.tokens_in_use / stats.capacity),
         ("gen_throughput", "The generation throughput (token/s).", totals.last_gen_throughput),
         ("max_total_num_tokens", "Maximum total number of tokens in the KV pool.", stats.capacity),
+        ("cache_hit_rate", "The prefix cache hit rate.", 0.0),
         (
             "spec_accept_length",
             "The average acceptance length of speculative decoding "
             "(accepted drafts + bonus token per forward).",
             totals.last_accept_len,
+        ),
+        (
+            "spec_accept_rate",
+            "The average acceptance rate of speculative decoding (accepted drafts / drafts).",
+            _accept_rate(config, totals.last_accept_len),
         ),
     )
     for name, doc, value in gauges:
@@ -87,6 +99,13 @@ def sglang_metrics(config: SimConfig, stats: ServerStats) -> str:
         "Histogram of time to first token in seconds.",
         names,
         totals.ttft,
+    )
+    _histogram(
+        out,
+        "sglang:inter_token_latency_seconds",
+        "Histogram of inter-token latency in seconds.",
+        names,
+        totals.itl,
     )
     _histogram(
         out,
@@ -144,6 +163,14 @@ def vllm_metrics(config: SimConfig, stats: ServerStats) -> str:
         labels,
         totals.generation_tokens,
     )
+    vllm_counters = (
+        ("prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried "
+         "tokens.", totals.prompt_tokens),
+        ("prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", 0),
+        ("num_preemptions_total", "Cumulative number of preemption from the engine.", 0),
+    )  # fmt: skip
+    for name, doc, value in vllm_counters:
+        _metric(out, f"vllm:{name}", "counter", doc, labels, value)
     if config.speculative:
         drafts = totals.verify_steps
         _metric(
@@ -182,6 +209,13 @@ def vllm_metrics(config: SimConfig, stats: ServerStats) -> str:
         "Histogram of time to first token in seconds.",
         base,
         totals.ttft,
+    )
+    _histogram(
+        out,
+        "vllm:inter_token_latency_seconds",
+        "Histogram of inter-token latency in seconds.",
+        base,
+        totals.itl,
     )
     _histogram(
         out,

@@ -216,6 +216,14 @@ def _add_sim_flags(group: argparse._ArgumentGroup) -> None:
         help="how the start goes: ok, or one of the failures",
     )
     group.add_argument(
+        "--collapse-after",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="--scenario accept-collapse: seconds after the first request when the accept "
+        "length falls to 1.0 (default: 60)",
+    )
+    group.add_argument(
         "--fail-rank",
         type=int,
         metavar="K",
@@ -360,6 +368,7 @@ def _to_config(
         ttft_ms=ns.ttft_ms,
         accept_len=ns.accept_len,
         scenario=ns.scenario,
+        collapse_after=ns.collapse_after,
         fail_rank=ns.fail_rank,
         pid_file=ns.pid_file,
         log_file=ns.log_file,

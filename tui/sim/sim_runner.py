@@ -151,6 +151,7 @@ class SimRunner:
             cfg.max_accept,
             cfg.max_running,
             cfg.seed,
+            cfg.collapse_after if cfg.scenario == "accept-collapse" else None,
         )
         return ServerState(
             config=cfg,

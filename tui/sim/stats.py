@@ -14,6 +14,7 @@ from tui.sim.tokens import Activity, GenRequest
 
 DECODE_LOG_INTERVAL = 40
 TTFT_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+ITL_BUCKETS = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5)
 E2E_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 Emit = Callable[[str], None]
@@ -29,14 +30,14 @@ class Histogram:
     total: float = 0.0
     n: int = 0
 
-    def observe(self, value: float) -> None:
+    def observe(self, value: float, times: int = 1) -> None:
         if not self.counts:
             self.counts = [0] * len(self.bounds)
         for index, bound in enumerate(self.bounds):
             if value <= bound:
-                self.counts[index] += 1
-        self.total += value
-        self.n += 1
+                self.counts[index] += times
+        self.total += value * times
+        self.n += times
 
 
 @dataclass(slots=True)
@@ -66,6 +67,7 @@ class Totals:
     last_accept_len: float = 0.0
     ttft: Histogram = field(default_factory=lambda: Histogram(TTFT_BUCKETS))
     e2e: Histogram = field(default_factory=lambda: Histogram(E2E_BUCKETS))
+    itl: Histogram = field(default_factory=lambda: Histogram(ITL_BUCKETS))
 
 
 class ServerStats(Activity):
@@ -85,6 +87,7 @@ class ServerStats(Activity):
         self.window = Window(started=clock())
         self.prefill = Window(started=clock())
         self._arrived: dict[str, float] = {}
+        self._last_token: dict[str, float] = {}
 
     @property
     def tokens_in_use(self) -> int:
@@ -121,10 +124,15 @@ class ServerStats(Activity):
     def first_token(self, req: GenRequest, wait_s: float) -> None:
         arrived = self._arrived.get(req.rid, self.clock())
         self.totals.ttft.observe(self.clock() - arrived)
+        self._last_token[req.rid] = self.clock()
         if req.max_new_tokens > 0:
             self._add_tokens(req, 1)
 
     def stepped(self, req: GenRequest, count: int) -> None:
+        now = self.clock()
+        last = self._last_token.get(req.rid, now)
+        self.totals.itl.observe((now - last) / max(count, 1), count)
+        self._last_token[req.rid] = now
         self._add_tokens(req, count)
         totals, window = self.totals, self.window
         totals.verify_steps += 1
@@ -140,6 +148,7 @@ class ServerStats(Activity):
 
     def finished(self, req: GenRequest, count: int, admitted: bool) -> None:
         arrived = self._arrived.pop(req.rid, self.clock())
+        self._last_token.pop(req.rid, None)
         if not admitted:
             self.waiting -= 1
             return

@@ -120,6 +120,8 @@ class Pacing:
     max_accept: int
     max_running: int
     seed: int
+    collapse_after_s: float | None = None
+    """Seconds after the first request from which every verify step yields one token."""
 
 
 @dataclass(slots=True)
@@ -173,6 +175,7 @@ class TokenEngine:
         self._slots = asyncio.Semaphore(pacing.max_running)
         self._dead = asyncio.Event()
         self._stopped = asyncio.Event()
+        self._collapse_at: float | None = None
 
     def kill(self) -> None:
         """The scheduler died: requests in flight and new ones never progress again."""
@@ -185,6 +188,8 @@ class TokenEngine:
     async def generate(self, req: GenRequest) -> AsyncIterator[DecodeStep]:
         """Yield the request's chunks at their deadlines; the last one has ``finished``."""
         self.activity.queued(req)
+        if self._collapse_at is None and self.pacing.collapse_after_s is not None:
+            self._collapse_at = asyncio.get_running_loop().time() + self.pacing.collapse_after_s
         admitted, count = False, 0
         try:
             async with self._slots:
@@ -215,10 +220,15 @@ class TokenEngine:
         pacing = self.pacing
         seed = pacing.seed * 1_000_003 + req.serial
         plan = AcceptPlan(pacing.accept_len, pacing.max_accept, seed)
-        total, steps = 1, 0
+        total, steps, slowed = 1, 0, 0.0
         while total < req.max_new_tokens:
             count = plan.next(req.max_new_tokens - total)
-            if not await self._wait_until(first_at + (total + count - 1) / pacing.decode_tok_s):
+            if self._collapsed():
+                # One token per verify step, each step as long as before: the speed falls too.
+                count = 1
+                slowed += max(pacing.accept_len - 1, 0.0) / pacing.decode_tok_s
+            deadline = first_at + slowed + (total + count - 1) / pacing.decode_tok_s
+            if not await self._wait_until(deadline):
                 yield DecodeStep((), total, steps, True, aborted=True)
                 return
             ids = tuple(range(req.first_token_id + total, req.first_token_id + total + count))
@@ -226,6 +236,11 @@ class TokenEngine:
             steps += 1
             self.activity.stepped(req, count)
             yield DecodeStep(ids, total, steps, total >= req.max_new_tokens)
+
+    def _collapsed(self) -> bool:
+        """Whether the accept length has collapsed (``--scenario accept-collapse``)."""
+        at = self._collapse_at
+        return at is not None and asyncio.get_running_loop().time() >= at
 
     async def _wait_until(self, deadline: float) -> bool:
         """Sleep to ``deadline``; False once the server stops (a dead scheduler never wakes)."""

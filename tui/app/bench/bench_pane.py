@@ -44,7 +44,12 @@ from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_client import clean
-from tui.io.bench.bench_service import BenchRequest, BenchRunFailed, run_benchmark
+from tui.io.bench.bench_service import (
+    BenchRequest,
+    BenchRunFailed,
+    ServingDuring,
+    run_benchmark,
+)
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.bench.builtin_run import SETTLE_SECONDS
 from tui.io.store.run_records import RunKey, RunRecorder, Scope, run_key
@@ -115,6 +120,8 @@ class BenchPane(Vertical):
         host = None if setup is None else setup.host
         self.recorder = RunRecorder(options.data_dir, options.profile, host)
         self._seen_ready: set[RunKey] = set()
+        self.serving_during: ServingDuring | None = None
+        """The engine's ``/metrics`` figures during a level (from the serving panel)."""
 
     @property
     def options(self) -> BenchOptions:
@@ -237,7 +244,7 @@ class BenchPane(Vertical):
     async def _bench(self, setup: BenchSetup) -> None:
         try:
             run_id = await self._record(self.snapshot())
-            request = BenchRequest(setup, self.snapshot, run_id, self.settle)
+            request = BenchRequest(setup, self.snapshot, run_id, self.settle, self.serving_during)
             note = await run_benchmark(request, _Messenger(self.post_message))
             self.post_message(BenchFinished(note))
         except BenchRunFailed as exc:

@@ -53,6 +53,15 @@ class Alerts:
             self.titles.append(f"{view.verdict.value} · {who} · bringup")
             self._set_title(self.titles[-1])
 
+    def alarm_raised(self, text: str, who: str) -> None:
+        """A serving alarm started: a toast, and the bell and the title as for a verdict."""
+        self.app.notify(f"{who}: {text}", title="bringup alarm", markup=False)
+        if self.mode == "always" or (self.mode == "auto" and not self.app.app_focus):
+            self.rang += 1
+            self.app.bell()
+            self.titles.append(f"ALARM {text} · {who} · bringup")
+            self._set_title(self.titles[-1])
+
     def _set_title(self, text: str) -> None:
         driver = getattr(self.app, "_driver", None)
         if driver is not None and not getattr(self.app, "is_headless", True):

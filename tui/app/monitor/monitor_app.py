@@ -40,10 +40,13 @@ from tui.app.monitor.view_model import (
 from tui.app.screens.help_screen import HelpScreen, key_rows
 from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main_screen import MainScreen
+from tui.app.serving.serving_panel import ServingPanel
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
+from tui.engine.metrics.alarms import ServingAlarm
 from tui.io.bench.bench_setup import BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed
+from tui.io.metrics.metrics_setup import MetricsSetup
 from tui.io.transport.host_session import HostSession
 
 FLUSH_SECONDS = 0.1
@@ -97,6 +100,7 @@ class MonitorApp(App[int]):
         bench: BenchSetup | None = None,
         telemetry: Sequence[GpuFeed] = (),
         hosts: Sequence[HostSession] = (),
+        metrics: MetricsSetup | None = None,
     ) -> None:
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
@@ -112,6 +116,8 @@ class MonitorApp(App[int]):
         self.stack_actions = StackActions(self.state, hosts, lambda: self.launch_actions.statuses)
         self.kernel_check = KernelLogCheck(hosts)
         self.alerts = Alerts(self, notify_mode)
+        self.serving = ServingPanel(metrics, self._alarm_raised, id="serving")
+        self.bench.serving_during = self.serving.state.during
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
         self._flushed_at = 0.0
@@ -120,7 +126,8 @@ class MonitorApp(App[int]):
         return dict(SEMANTIC_DEFAULTS)
 
     def get_default_screen(self) -> MainScreen:
-        return MainScreen(self.bench, (self.launch_actions, self.stack_actions, self.kernel_check))
+        features = (self.launch_actions, self.stack_actions, self.kernel_check)
+        return MainScreen(self.bench, features, self.serving)
 
     def _start_source(self) -> None:
         """Read the log: items into the ingest queue (awaited), link changes as messages."""
@@ -242,8 +249,13 @@ class MonitorApp(App[int]):
                 main.show(view)
             self.alerts.verdict_seen(view)
             self.bench.verdict_seen(view)
+            self.serving.verdict_seen(view)
         if log_screen is not None:
             log_screen.pull()
+
+    def _alarm_raised(self, alarm: ServingAlarm) -> None:
+        target = self.state.target
+        self.alerts.alarm_raised(alarm.text, target.profile or target.host or "server")
 
     def _main(self) -> MainScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)

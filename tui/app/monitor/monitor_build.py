@@ -17,9 +17,12 @@ from tui.app.monitor.alerts import NOTIFY_MODES, NotifyMode
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.themes import DEFAULT_THEME
 from tui.app.monitor.view_model import EXPECTED_STARTUP_SECONDS, Target
+from tui.config import ServingConfig
 from tui.engine.judge.stall import StallPolicy
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed, TelemetryChannel, TelemetrySettings
+from tui.io.metrics.metrics_scrape import ScrapeOptions
+from tui.io.metrics.metrics_setup import MetricsSetup
 from tui.io.store.history_store import StartupHistory
 from tui.io.store.run_store import database_file
 from tui.io.transport.host_session import HostSession
@@ -47,6 +50,8 @@ class WatchSettings:
     """How to read the host's GPUs; None reads none (and hides the GPU lines)."""
     history: bool = False
     """Expect the start-up from the history file's past runs (else the profile's default)."""
+    serving: ServingConfig = field(default_factory=ServingConfig)
+    """Whether and how to scrape the engine's ``/metrics`` once it serves."""
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -100,10 +105,11 @@ def assemble_app(
     """The monitor over ``parts``: health and benchmark through the first session, the
     settings' looks and keys, the stall policy and, when asked, the start-up history."""
     api = parts.sessions[0]
-    health = bench = None
+    health = bench = metrics = None
     if settings.port is not None:
         health = HealthSource(api, settings.port, settings.engine)
         bench = BenchSetup(api, settings.port, settings.engine, settings.bench, parts.api_host)
+        metrics = metrics_setup(api, settings)
     app = MonitorApp(
         link=parts.link,
         source=parts.source,
@@ -119,11 +125,23 @@ def assemble_app(
         bench=bench,
         telemetry=parts.telemetry,
         hosts=parts.sessions,
+        metrics=metrics,
     )
     app.state.stall_policy = settings.stall
     if settings.history:
         app.state.planner = startup_history(settings, parts.api_host).expectations
     return app
+
+
+def metrics_setup(session: HostSession, settings: WatchSettings) -> MetricsSetup | None:
+    """Scraping ``/metrics`` of the server behind ``session`` (None when it is turned off)."""
+    serving = settings.serving
+    if settings.port is None or not serving.metrics:
+        return None
+    options = ScrapeOptions(
+        interval=serving.interval, engine=settings.engine, thresholds=serving.alarms
+    )
+    return MetricsSetup(session, settings.port, options)
 
 
 def startup_history(settings: WatchSettings, host: str | None) -> StartupHistory:

@@ -94,9 +94,16 @@ class MainScreen(Screen[None]):
 
     composed = False
 
-    def __init__(self, bench: BenchPane | None = None, features: Sequence[Widget] = ()) -> None:
-        """``features`` are widgets without looks that own a key's work (launch, stacks)."""
+    def __init__(
+        self,
+        bench: BenchPane | None = None,
+        features: Sequence[Widget] = (),
+        serving: Widget | None = None,
+    ) -> None:
+        """``features`` are widgets without looks that own a key's work (launch, stacks);
+        ``serving`` the engine's figures, under the header."""
         super().__init__()
+        self._serving = serving
         self._bench = bench if bench is not None else BenchPane(id="bench")
         self._features = tuple(features)
         self._header = StatusHeader()
@@ -105,6 +112,8 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield self._header
+        if self._serving is not None:
+            yield self._serving
         yield self._grid
         yield self._bench
         yield self._failure

@@ -20,6 +20,7 @@ from tui.engine.bench.level_figures import (
     LevelFigures,
     Scalar,
     ServerSpec,
+    ServingStats,
     Stats,
 )
 
@@ -37,6 +38,18 @@ _ACCEPTS = (
     "server_accept_length", "server_accept_basis", "log_accept_length", "log_accept_samples",
     "client_output_tokens",
 )  # fmt: skip
+_SERVING: tuple[tuple[str, Callable[[ServingStats], Stats]], ...] = (
+    ("tok_s", lambda s: s.tok_s), ("accept_length", lambda s: s.accept_length),
+    ("running", lambda s: s.running), ("queued", lambda s: s.queued),
+    ("kv_usage", lambda s: s.kv_usage), ("ttft_p99_ms", lambda s: s.ttft_p99_ms),
+    ("itl_p99_ms", lambda s: s.itl_p99_ms),
+)  # fmt: skip
+"""The engine's ``/metrics`` figures during the level, saved as ``metrics_{name}_mean`` and
+``metrics_{name}_p99`` (names of bringup's own: no tool measures these)."""
+_SERVING_NAMES = (
+    "metrics_scrapes",
+    *(f"metrics_{name}_{stat}" for name, _ in _SERVING for stat in ("mean", "p99")),
+)
 _ORIGIN = ("source", "problems")
 _CORE = (
     "max_concurrency", "completed", "failed", "duration", "total_input_tokens",
@@ -44,7 +57,7 @@ _CORE = (
     "mean_accept_length", "token_mismatches", "errors",
 )  # fmt: skip
 _SPREAD_NAMES = tuple(f"{stat}_{name}_{unit}" for name, unit, _ in _SPREADS for stat in _STATS)
-KNOWN = frozenset((*_CORE, *_SERVER, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES))
+KNOWN = frozenset((*_CORE, *_SERVER, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES, *_SERVING_NAMES))
 """Every field name a level's typed figures have a place for."""
 
 
@@ -71,9 +84,35 @@ def level_fields(figures: LevelFigures) -> dict[str, Any]:
         fields |= dict(zip(_SERVER, _server_values(f.server), strict=True))
     if f.accepts is not None:
         fields |= dict(zip(_ACCEPTS, _accept_values(f.accepts), strict=True))
+    if f.serving is not None:
+        fields |= _serving_fields(f.serving)
     if f.source is not None or f.problems:
         fields |= {"source": f.source, "problems": list(f.problems)}
     return fields | dict(f.other)
+
+
+def _serving_fields(serving: ServingStats) -> dict[str, Any]:
+    fields: dict[str, Any] = {"metrics_scrapes": serving.scrapes}
+    for name, read in _SERVING:
+        stats = read(serving)
+        fields |= {f"metrics_{name}_mean": stats.mean, f"metrics_{name}_p99": stats.p99}
+    return fields
+
+
+def _serving(fields: Mapping[str, object]) -> ServingStats | None:
+    if "metrics_scrapes" not in fields:
+        return None
+
+    def stats(name: str) -> Stats:
+        return Stats(
+            mean=_number(fields.get(f"metrics_{name}_mean")),
+            p99=_number(fields.get(f"metrics_{name}_p99")),
+        )
+
+    return ServingStats(
+        max(_count(fields.get("metrics_scrapes")) or 0, 0),
+        *(stats(name) for name, _ in _SERVING),
+    )
 
 
 def _server_values(server: ServerSpec) -> tuple[object, ...]:
@@ -159,6 +198,7 @@ def level_from_fields(fields: Mapping[str, object], concurrency: int | None = No
         errors=_texts(fields.get("errors")),
         server=_server(fields),
         accepts=_accepts(fields),
+        serving=_serving(fields),
         source=source if isinstance(source, str) else None,
         problems=_texts(fields.get("problems")),
         other=_other(fields),

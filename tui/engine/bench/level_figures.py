@@ -77,6 +77,21 @@ class AcceptFigures:
 
 
 @dataclass(frozen=True, slots=True)
+class ServingStats:
+    """The engine's own ``/metrics`` figures over the scrape intervals of a level: the mean and
+    the 99th percentile of each interval's value (``Stats.mean`` and ``Stats.p99``)."""
+
+    scrapes: int = 0
+    tok_s: Stats = Stats()
+    accept_length: Stats = Stats()
+    running: Stats = Stats()
+    queued: Stats = Stats()
+    kv_usage: Stats = Stats()
+    ttft_p99_ms: Stats = Stats()
+    itl_p99_ms: Stats = Stats()
+
+
+@dataclass(frozen=True, slots=True)
 class LevelFigures:
     """The benchmark at one concurrency level."""
 
@@ -101,6 +116,8 @@ class LevelFigures:
     """Distinct errors of the failed requests."""
     server: ServerSpec | None = None
     accepts: AcceptFigures | None = None
+    serving: ServingStats | None = None
+    """What the engine's ``/metrics`` said during the level (the app scrapes it)."""
     source: str | None = None
     """Who measured it when not the built-in client (``official sglang``)."""
     problems: tuple[str, ...] = ()

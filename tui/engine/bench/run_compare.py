@@ -112,6 +112,17 @@ def run_accept_length(column: RunColumn) -> float | None:
     return None
 
 
+def run_serving_accept_length(column: RunColumn) -> float | None:
+    """The mean accept length the engine's ``/metrics`` showed during the run's lowest
+    concurrency level that has one."""
+    for concurrency in sorted(column.levels):
+        serving = column.levels[concurrency].serving
+        value = None if serving is None else _finite(serving.accept_length.mean)
+        if value is not None:
+            return value
+    return None
+
+
 def _level_figure(read: Callable[[LevelFigures], float | None], concurrency: int) -> Figure:
     def figure(column: RunColumn) -> float | None:
         level = column.levels.get(concurrency)
@@ -136,6 +147,8 @@ def metrics_for(columns: Sequence[RunColumn]) -> list[Metric]:
         Metric("start-up (s)", lambda c: c.startup_seconds, 1, False),
         Metric("accept length", run_accept_length, 2, True),
     ]
+    if any(run_serving_accept_length(column) is not None for column in columns):
+        found.append(Metric("accept /metrics", run_serving_accept_length, 2, True))
     levels = sorted({concurrency for column in columns for concurrency in column.levels})
     for concurrency in levels:
         found.append(

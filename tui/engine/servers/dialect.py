@@ -51,6 +51,53 @@ class GenerationProbe:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricNames:
+    """The Prometheus series an engine exports on ``/metrics`` for each serving figure.
+
+    Each field lists the sample names that carry the figure, the newest version's first and the
+    names older versions used after it; counters are named as they are sent (``..._total``).
+    A field left empty is a figure the engine does not export.
+    """
+
+    running: tuple[str, ...] = ()
+    """Gauge: requests in the running batch."""
+    queued: tuple[str, ...] = ()
+    """Gauge: requests waiting for a slot."""
+    kv_usage: tuple[str, ...] = ()
+    """Gauge: the KV cache in use, as a fraction (1 is full)."""
+    generation_tokens: tuple[str, ...] = ()
+    """Counter: tokens generated."""
+    gen_throughput: tuple[str, ...] = ()
+    """Gauge: generated tokens per second as the engine measures it."""
+    prefix_hits: tuple[str, ...] = ()
+    """Counter: prompt tokens found in the prefix cache."""
+    prefix_queries: tuple[str, ...] = ()
+    """Counter: prompt tokens looked up in the prefix cache."""
+    prefix_hit_rate: tuple[str, ...] = ()
+    """Gauge: the prefix cache's hit rate (0..1)."""
+    preemptions: tuple[str, ...] = ()
+    """Counter: requests preempted (their KV cache evicted)."""
+    ttft: tuple[str, ...] = ()
+    """Histogram: time to first token, seconds."""
+    itl: tuple[str, ...] = ()
+    """Histogram: time between two output tokens, seconds."""
+    accepted_tokens: tuple[str, ...] = ()
+    """Counter: draft tokens the target model accepted."""
+    drafts: tuple[str, ...] = ()
+    """Counter: speculative drafts (verify steps)."""
+    draft_tokens: tuple[str, ...] = ()
+    """Counter: draft tokens proposed."""
+    accept_length: tuple[str, ...] = ()
+    """Gauge: tokens per verify step, the bonus token included."""
+    accept_rate: tuple[str, ...] = ()
+    """Gauge: the fraction of draft tokens accepted."""
+
+    def names(self) -> tuple[str, ...]:
+        """Every name, in field order."""
+        return tuple(name for field_name in self.__slots__ for name in getattr(self, field_name))
+
+
+@dataclass(frozen=True, slots=True)
 class BenchTool:
     """The engine's own serving benchmark and how to ask it for a random-prompt workload."""
 
@@ -143,8 +190,8 @@ class Dialect(Protocol):
     def bench_tool(self) -> BenchTool: ...
 
     @property
-    def metric_names(self) -> tuple[str, ...]:
-        """Prometheus metrics the engine exports (``vllm:num_requests_running``)."""
+    def metric_names(self) -> MetricNames:
+        """The Prometheus series the engine exports for each serving figure."""
         ...
 
     @property

@@ -18,7 +18,7 @@ import httpx
 
 from tui.config import BenchConfig
 from tui.data.prompts import PromptFileError
-from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.level_figures import LevelFigures, ServingStats
 from tui.engine.servers import registry
 from tui.engine.startup.snapshot import DecodeSummary, Snapshot
 from tui.io.bench.bench_client import clean, detect_endpoint
@@ -31,6 +31,7 @@ from tui.io.transport.deadline import within
 from tui.io.transport.host_session import SessionClosed
 from tui.io.transport.transport import TransportError
 
+ServingDuring = Callable[[float, float], ServingStats | None]
 FORWARD_TIMEOUT_SECONDS = 15.0
 FAILURES = (
     httpx.HTTPError, OSError, TransportError, SessionClosed, asyncio.TimeoutError,
@@ -62,6 +63,9 @@ class BenchRequest:
     """The engine's latest snapshot (its decode summary is read around every level)."""
     run_id: int | None
     settle: float = SETTLE_SECONDS
+    serving: ServingDuring | None = None
+    """The engine's ``/metrics`` figures between two monotonic times (the app's scrape), kept
+    with each level."""
 
 
 def bench_title(settings: BenchConfig, endpoint: str) -> str:
@@ -138,6 +142,10 @@ class _Run:
 
     async def _level_done(self, concurrency: int, figures: LevelFigures) -> None:
         """Tell of a finished level and store it at once, so that nothing measured is lost."""
+        serving = self.request.serving
+        if serving is not None and figures.duration:
+            end = time.monotonic()
+            figures = replace(figures, serving=serving(end - figures.duration, end))
         self.listener.level_finished(concurrency, figures)
         options, run_id = self.request.setup.options, self.request.run_id
         try:

@@ -45,6 +45,9 @@ class DemoOptions:
     scenario: str = "ok"
     time_scale: float = 0.05
     tp_size: int = 8
+    collapse_after: float = 15.0
+    """``--scenario accept-collapse``: seconds after the first request (the demo's own
+    benchmark) when the accept length falls to 1."""
 
 
 def free_port() -> int:
@@ -66,6 +69,8 @@ def sim_argv(options: DemoOptions, port: int, folder: Path) -> list[str]:
         "--port", str(port),
         "--engine", options.engine,
         "--scenario", options.scenario,
+        "--collapse-after", str(options.collapse_after),
+        "--enable-metrics",
         "--time-scale", str(options.time_scale),
         "--pid-file", str(folder / "server.pid"),
         "--state-file", str(folder / "gpus.json"),

@@ -6,6 +6,7 @@ from tui.engine.servers.dialect import (
     BenchTool,
     FastPath,
     GenerationProbe,
+    MetricNames,
     StartupTraits,
 )
 from tui.engine.servers.hits import Hit
@@ -35,13 +36,20 @@ class SglangDialect:
         keep_eos_flag="--disable-ignore-eos",
         signature_rows=("total generated tokens (retokenized)",),
     )
-    metric_names = (
-        "sglang:num_running_reqs",
-        "sglang:num_queue_reqs",
-        "sglang:gen_throughput",
-        "sglang:token_usage",
-        "sglang:cache_hit_rate",
-        "sglang:time_to_first_token_seconds",
+    metric_names = MetricNames(
+        # python/sglang/srt/metrics/collector.py (newer releases:
+        # python/sglang/srt/observability/metrics_collector.py); exported with
+        # --enable-metrics. SGLang publishes no preemption counter under a stable name.
+        running=("sglang:num_running_reqs",),
+        queued=("sglang:num_queue_reqs",),
+        kv_usage=("sglang:token_usage",),
+        generation_tokens=("sglang:generation_tokens_total",),
+        gen_throughput=("sglang:gen_throughput",),
+        prefix_hit_rate=("sglang:cache_hit_rate",),
+        ttft=("sglang:time_to_first_token_seconds",),
+        itl=("sglang:inter_token_latency_seconds",),
+        accept_length=("sglang:spec_accept_length",),
+        accept_rate=("sglang:spec_accept_rate",),
     )
     read_line = None
     """SGLang's envelope is read by the shared grammar (``tui.engine.servers.line_grammar``)."""

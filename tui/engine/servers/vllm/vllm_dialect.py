@@ -6,6 +6,7 @@ from tui.engine.servers.dialect import (
     BenchTool,
     FastPath,
     GenerationProbe,
+    MetricNames,
     StartupTraits,
 )
 from tui.engine.servers.hits import Hit
@@ -40,13 +41,26 @@ class VllmDialect:
         ignore_eos_flag="--ignore-eos",
         signature_rows=("failed requests", "maximum request concurrency", "acceptance length"),
     )
-    metric_names = (
-        "vllm:num_requests_running",
-        "vllm:num_requests_waiting",
-        "vllm:kv_cache_usage_perc",
-        "vllm:prompt_tokens_total",
-        "vllm:generation_tokens_total",
-        "vllm:time_to_first_token_seconds",
+    metric_names = MetricNames(
+        # vllm/v1/metrics/loggers.py (PrometheusStatLogger); the older names are those of
+        # the releases before the v1 engine's renames (gpu_cache_usage_perc,
+        # gpu_prefix_cache_*, time_per_output_token_seconds).
+        running=("vllm:num_requests_running",),
+        queued=("vllm:num_requests_waiting",),
+        kv_usage=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+        generation_tokens=("vllm:generation_tokens_total",),
+        prefix_hits=("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
+        prefix_queries=(
+            "vllm:prefix_cache_queries_total",
+            "vllm:gpu_prefix_cache_queries_total",
+        ),
+        preemptions=("vllm:num_preemptions_total",),
+        ttft=("vllm:time_to_first_token_seconds",),
+        itl=("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
+        # vllm/v1/spec_decode/metrics.py (SpecDecodingProm)
+        accepted_tokens=("vllm:spec_decode_num_accepted_tokens_total",),
+        drafts=("vllm:spec_decode_num_drafts_total",),
+        draft_tokens=("vllm:spec_decode_num_draft_tokens_total",),
     )
     read_line = None
     """vLLM's envelope is read by the shared grammar (``tui.engine.servers.line_grammar``)."""

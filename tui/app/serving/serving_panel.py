@@ -1,0 +1,131 @@
+"""The serving panel under the header: the engine's own figures once the server is READY.
+
+The panel owns the scrape: its worker starts when the verdict becomes READY (a benchmark runs
+while it is READY, so it is scraped then too) and stops when the verdict leaves READY. Each
+scrape comes back as a message; alarms that start are handed to ``on_alarm`` (a toast, the
+bell and the title, as for the verdicts). Without ``/metrics`` the panel says so and shows
+the decode lines' figures instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from functools import partial
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.worker import Worker
+
+from tui.app.monitor.view_model import MonitorView
+from tui.app.serving.serving_messages import MetricsMissed, MetricsRead
+from tui.app.serving.serving_state import ServingState
+from tui.app.serving.serving_text import figures_line, status_line
+from tui.app.widgets.content_line import ContentLine
+from tui.engine.metrics.alarms import ServingAlarm
+from tui.engine.startup.snapshot import DecodeSummary
+from tui.engine.startup.vocabulary import Verdict
+from tui.io.metrics.metrics_scrape import MetricsScraped
+from tui.io.metrics.metrics_setup import MetricsSetup
+
+AlarmSink = Callable[[ServingAlarm], None]
+
+
+class ServingLine(ContentLine):
+    """One line of the serving panel, made for the width it is drawn at."""
+
+    DEFAULT_CSS = "ServingLine { width: 1fr; height: 1; }"
+
+
+class ServingPanel(Vertical):
+    """Shown once the server serves and a scrape said something."""
+
+    DEFAULT_CSS = """
+    ServingPanel {
+        display: none;
+        height: auto;
+        background: $panel;
+        padding: 0 1;
+        &.-shown { display: block; }
+        & > #serving-status { display: none; }
+        & > #serving-status.-shown { display: block; }
+    }
+    """
+
+    def __init__(
+        self,
+        setup: MetricsSetup | None = None,
+        on_alarm: AlarmSink | None = None,
+        *,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.setup = setup
+        self.on_alarm = on_alarm
+        self.state = ServingState()
+        self.worker: Worker[None] | None = None
+        self._decode = DecodeSummary()
+        self._figures = ServingLine(id="serving-figures")
+        self._status = ServingLine(id="serving-status")
+
+    def compose(self) -> ComposeResult:
+        yield self._figures
+        yield self._status
+
+    def verdict_seen(self, view: MonitorView) -> None:
+        """Called on every repaint: scrape while the verdict is READY."""
+        self._decode = view.snapshot.decode
+        serving = view.verdict is Verdict.READY
+        if serving:
+            self.start()
+        else:
+            self.stop()
+        if self.state.absent:
+            self._redraw()
+
+    def start(self) -> None:
+        """Scrape from now on (nothing happens while already scraping or without a setup)."""
+        if self.worker is None and self.setup is not None:
+            self.worker = self.run_worker(self._scrape(self.setup), group="serving",
+                                          exit_on_error=False)  # fmt: skip
+
+    def stop(self) -> None:
+        """Stop scraping and hide the figures (they would be stale)."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker = None
+            self.state.stopped()
+            self._redraw()
+
+    async def _scrape(self, setup: MetricsSetup) -> None:
+        async with contextlib.aclosing(setup.scraper().scrapes()) as reports:
+            async for report in reports:
+                if isinstance(report, MetricsScraped):
+                    self.post_message(MetricsRead(report))
+                else:
+                    self.post_message(MetricsMissed(report))
+
+    @on(MetricsRead)
+    def _read(self, message: MetricsRead) -> None:
+        self.state.read(message.report)
+        if self.on_alarm is not None:
+            for alarm in message.report.started:
+                self.on_alarm(alarm)
+        self._redraw()
+
+    @on(MetricsMissed)
+    def _missed(self, message: MetricsMissed) -> None:
+        self.state.missed(message.report)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        state = self.state
+        self.set_class(state.figures is not None or state.missing is not None, "-shown")
+        if self._figures.display != (state.figures is not None):
+            self._figures.display = state.figures is not None
+        self._figures.show_line(partial(figures_line, state), state.version)
+        shown = bool(state.alarms or state.missing)
+        self._status.set_class(shown, "-shown")
+        decode = self._decode
+        self._status.show_line(partial(status_line, state, decode), (state.version, decode))

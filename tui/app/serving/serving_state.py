@@ -1,0 +1,63 @@
+"""What the serving panel shows: the latest figures, their recent history for the sparklines,
+the alarms that hold, or why there are no figures."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from tui.engine.bench.level_figures import ServingStats
+from tui.engine.bench.serving_level import TimedFigures, serving_stats
+from tui.engine.metrics.alarms import ServingAlarm
+from tui.engine.metrics.figures import ServingFigures
+from tui.io.metrics.metrics_scrape import MetricsMissing, MetricsScraped
+
+HISTORY = 90
+"""Intervals kept for the sparklines (three minutes at two seconds)."""
+KEPT = 1800
+"""Intervals kept for the benchmark's records (an hour at two seconds)."""
+
+
+@dataclass(slots=True)
+class ServingState:
+    """The serving view's state; ``version`` moves with every change."""
+
+    figures: ServingFigures | None = None
+    history: deque[ServingFigures] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    alarms: tuple[ServingAlarm, ...] = ()
+    missing: str | None = None
+    absent: bool = False
+    engine: str | None = None
+    version: int = 0
+    timed: deque[TimedFigures] = field(default_factory=lambda: deque(maxlen=KEPT))
+    """Every interval's figures with the time its scrape ended."""
+
+    def read(self, report: MetricsScraped) -> None:
+        self.figures = report.figures.short
+        if report.figures.interval.seconds > 0:
+            self.history.append(report.figures.interval)
+            self.timed.append((report.at, report.figures.interval))
+        self.alarms = report.active
+        self.missing, self.absent = None, False
+        self.engine = report.engine
+        self.version += 1
+
+    def stopped(self) -> None:
+        """The server left READY: nothing is shown until it serves again (the benchmark's
+        intervals are kept)."""
+        self.figures, self.alarms, self.missing, self.absent = None, (), None, False
+        self.history.clear()
+        self.version += 1
+
+    def missed(self, report: MetricsMissing) -> None:
+        self.missing, self.absent = report.reason, report.absent
+        self.version += 1
+
+    def during(self, start: float, end: float) -> ServingStats | None:
+        """The figures of the intervals between two monotonic times, for a benchmark level."""
+        return serving_stats(self.timed, start, end)
+
+    def series(self, name: str) -> list[float]:
+        """The history of one figure (``tok_s``), gaps left out."""
+        values = (getattr(figures, name) for figures in self.history)
+        return [value for value in values if value is not None]

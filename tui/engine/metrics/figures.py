@@ -1,0 +1,131 @@
+"""The serving figures over one window of readings: rates of counters, means of gauges and
+quantiles of the latency histograms."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tui.engine.metrics.quantile import add_buckets, bucket_increase, increase, quantile
+from tui.engine.metrics.reading import Buckets, MetricReading
+
+
+@dataclass(frozen=True, slots=True)
+class ServingFigures:
+    """What the server did over ``window_s`` seconds (``seconds`` of readings were in it);
+    None where the engine does not export the figure or nothing happened."""
+
+    window_s: float
+    seconds: float
+    tok_s: float | None = None
+    running: float | None = None
+    queued: float | None = None
+    kv_usage: float | None = None
+    prefix_hit_rate: float | None = None
+    accept_length: float | None = None
+    acceptance_rate: float | None = None
+    preemptions: float | None = None
+    """Preemptions counted within the window."""
+    ttft_p50: float | None = None
+    ttft_p99: float | None = None
+    itl_p50: float | None = None
+    itl_p99: float | None = None
+    generated: float | None = None
+    """Tokens generated within the window."""
+
+
+def window_figures(readings: Sequence[MetricReading], window_s: float) -> ServingFigures:
+    """The figures of ``readings`` (oldest first; the first is the window's baseline)."""
+    if not readings:
+        return ServingFigures(window_s, 0.0)
+    last = readings[-1]
+    seconds = last.at - readings[0].at
+    counted = _increases(readings)
+    gauges = _gauge_means(readings[1:] or readings)
+    tok_s = _rate(counted.get("generation_tokens"), seconds)
+    if tok_s is None:
+        tok_s = gauges.get("gen_throughput")
+    ttft, itl = _histogram(readings, "ttft"), _histogram(readings, "itl")
+    accept_length = _accept_length(counted, gauges)
+    return ServingFigures(
+        window_s=window_s,
+        seconds=seconds,
+        tok_s=tok_s,
+        running=gauges.get("running"),
+        queued=gauges.get("queued"),
+        kv_usage=gauges.get("kv_usage"),
+        prefix_hit_rate=_ratio(counted, "prefix_hits", "prefix_queries")
+        if "prefix_queries" in counted
+        else gauges.get("prefix_hit_rate"),
+        accept_length=accept_length,
+        acceptance_rate=_acceptance_rate(counted, gauges, accept_length),
+        preemptions=counted.get("preemptions"),
+        ttft_p50=quantile(0.5, ttft),
+        ttft_p99=quantile(0.99, ttft),
+        itl_p50=quantile(0.5, itl),
+        itl_p99=quantile(0.99, itl),
+        generated=counted.get("generation_tokens"),
+    )
+
+
+def _increases(readings: Sequence[MetricReading]) -> dict[str, float]:
+    """Each counter's growth over consecutive readings (a counter seen in only one reading
+    has grown by nothing we can know, so it is left out)."""
+    grown: dict[str, float] = {}
+    for before, after in itertools.pairwise(readings):
+        for figure, value in after.counters.items():
+            if figure in before.counters:
+                grown[figure] = grown.get(figure, 0.0) + increase(before.counters[figure], value)
+    return grown
+
+
+def _gauge_means(readings: Sequence[MetricReading]) -> dict[str, float]:
+    sums: dict[str, list[float]] = {}
+    for reading in readings:
+        for figure, value in reading.gauges.items():
+            sums.setdefault(figure, []).append(value)
+    return {figure: sum(values) / len(values) for figure, values in sums.items()}
+
+
+def _histogram(readings: Sequence[MetricReading], figure: str) -> Buckets:
+    total: Buckets = ()
+    for before, after in itertools.pairwise(readings):
+        if figure in before.histograms and figure in after.histograms:
+            grown = bucket_increase(before.histograms[figure], after.histograms[figure])
+            total = add_buckets(total, grown)
+    return total
+
+
+def _rate(amount: float | None, seconds: float) -> float | None:
+    if amount is None or seconds <= 0:
+        return None
+    return amount / seconds
+
+
+def _ratio(counted: dict[str, float], top: str, bottom: str) -> float | None:
+    denominator = counted.get(bottom)
+    if not denominator or top not in counted:
+        return None
+    return counted[top] / denominator
+
+
+def _accept_length(counted: dict[str, float], gauges: dict[str, float]) -> float | None:
+    """vLLM: ``1 + accepted / drafts`` over the window (its own definition, bonus token
+    included); SGLang: the mean of its accept-length gauge, while tokens are generated (the
+    gauge keeps its last value when idle, and is 0 before the first decode log interval)."""
+    drafts = counted.get("drafts")
+    if drafts and "accepted_tokens" in counted:
+        return 1.0 + counted["accepted_tokens"] / drafts
+    if "drafts" in counted or counted.get("generation_tokens") == 0:
+        return None
+    gauge = gauges.get("accept_length")
+    return gauge if gauge is not None and gauge > 0 else None
+
+
+def _acceptance_rate(
+    counted: dict[str, float], gauges: dict[str, float], accept_length: float | None
+) -> float | None:
+    if "draft_tokens" in counted:
+        return _ratio(counted, "accepted_tokens", "draft_tokens")
+    return gauges.get("accept_rate") if accept_length is not None else None

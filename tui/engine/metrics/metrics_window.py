@@ -1,0 +1,75 @@
+"""The readings of the last minutes, and the figures over the windows the view shows.
+
+``SHORT_S`` (10 s) is what the server does now, ``LONG_S`` (5 min) what it has done lately.
+Each new reading also yields the figures of the interval since the one before, kept for the
+sparklines and the alarms.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from tui.engine.metrics.figures import ServingFigures, window_figures
+from tui.engine.metrics.reading import MetricReading
+
+SHORT_S = 10.0
+LONG_S = 300.0
+HISTORY = 150
+"""Intervals kept for the sparklines (five minutes at the default two seconds)."""
+LONG_EVERY_S = 30.0
+"""The long window's figures are computed again at most this often (they move slowly, and
+cost a pass over every reading kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowedFigures:
+    """The figures of the last interval, the short window and the long one."""
+
+    interval: ServingFigures
+    short: ServingFigures
+    long: ServingFigures
+
+
+class MetricsWindow:
+    """Readings in arrival order, the oldest dropped once older than the long window."""
+
+    def __init__(self, long_s: float = LONG_S, history: int = HISTORY) -> None:
+        self._long_s = long_s
+        self._readings: deque[MetricReading] = deque()
+        self.intervals: deque[ServingFigures] = deque(maxlen=history)
+        """The figures of each interval between two readings, oldest first."""
+        self._long: tuple[float, ServingFigures] | None = None
+
+    @property
+    def latest(self) -> MetricReading | None:
+        return self._readings[-1] if self._readings else None
+
+    def add(self, reading: MetricReading) -> WindowedFigures:
+        """Take a reading (clocks that went back start the window again) and return the
+        figures it makes."""
+        if self._readings and reading.at <= self._readings[-1].at:
+            self._readings.clear()
+            self._long = None
+        self._readings.append(reading)
+        while len(self._readings) > 2 and self._readings[1].at <= reading.at - self._long_s:
+            self._readings.popleft()
+        interval = window_figures(list(self._readings)[-2:], 0.0)
+        if len(self._readings) > 1:
+            self.intervals.append(interval)
+        if self._long is None or reading.at - self._long[0] >= LONG_EVERY_S:
+            self._long = (reading.at, self.over(self._long_s))
+        return WindowedFigures(interval, self.over(SHORT_S), self._long[1])
+
+    def over(self, window_s: float) -> ServingFigures:
+        """The figures of the last ``window_s`` seconds: from the last reading taken at or
+        before the window's start (the oldest one kept when none is) to the newest."""
+        readings = list(self._readings)
+        if not readings:
+            return ServingFigures(window_s, 0.0)
+        start = readings[-1].at - window_s
+        first = 0
+        for index, reading in enumerate(readings):
+            if reading.at <= start:
+                first = index
+        return window_figures(readings[first:], window_s)

@@ -1,0 +1,156 @@
+"""The engine's ``/metrics`` scraped every few seconds through a forward, parsed, windowed and
+checked for alarms; each scrape is reported as ``MetricsScraped`` or ``MetricsMissing``.
+
+The interval doubles (up to ``max_interval``) while the server takes more than half of it to
+answer or does not answer at all, and comes back once it answers quickly again. An engine that
+serves no ``/metrics`` (SGLang without ``--enable-metrics``) answers 404: that is reported once,
+and asked again only every ``max_interval``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+from tui.engine.logs.sanitize import printable
+from tui.engine.metrics.alarms import AlarmThresholds, AlarmWatch, ServingAlarm
+from tui.engine.metrics.metrics_window import MetricsWindow, WindowedFigures
+from tui.engine.metrics.reading import engine_names, read_scrape
+from tui.engine.servers import registry
+from tui.io.metrics.exposition import MAX_BYTES, ExpositionError, parse_exposition, series_names
+from tui.io.transport.deadline import within
+from tui.io.transport.transport import TransportError
+
+UrlSource = Callable[[], Awaitable[str]]
+Clock = Callable[[], float]
+PATH = "/metrics"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsScraped:
+    """One scrape read: the figures over each window, the alarms that started with it and
+    every alarm that holds now."""
+
+    at: float
+    engine: str
+    figures: WindowedFigures
+    started: tuple[ServingAlarm, ...]
+    active: tuple[ServingAlarm, ...]
+    latency_ms: float
+    interval: float
+    """The time until the next scrape (longer than asked while the server is slow)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsMissing:
+    """The scrape got no figures; ``absent`` when the server has no ``/metrics`` at all."""
+
+    reason: str
+    absent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeOptions:
+    """How often and how patiently to scrape."""
+
+    interval: float = 2.0
+    timeout: float = 5.0
+    max_interval: float = 30.0
+    engine: str = registry.AUTO
+    api_key: str | None = None
+    thresholds: AlarmThresholds = field(default_factory=AlarmThresholds)
+
+
+class MetricsScraper:
+    """Scrapes one server; ``scrapes`` yields a report per scrape, until cancelled."""
+
+    def __init__(
+        self, url: UrlSource, options: ScrapeOptions | None = None, clock: Clock = time.monotonic
+    ) -> None:
+        self._url = url
+        self.options = options or ScrapeOptions()
+        self._clock = clock
+        self.window = MetricsWindow()
+        self.watch = AlarmWatch(self.options.thresholds)
+        self.interval = self.options.interval
+        self._engine = self.options.engine if registry.find(self.options.engine) else None
+        dialects = registry.dialects()
+        if self._engine is not None:
+            dialects = (registry.or_default(self._engine),)
+        self._wanted = series_names(n for d in dialects for n in d.metric_names.names())
+        """Only these series are parsed (a real engine sends hundreds of others)."""
+
+    async def scrapes(self) -> AsyncGenerator[MetricsScraped | MetricsMissing, None]:
+        key = self.options.api_key
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        async with httpx.AsyncClient(timeout=self.options.timeout, headers=headers) as client:
+            absent = False
+            while True:
+                report = await self.scrape(client)
+                if isinstance(report, MetricsMissing) and report.absent:
+                    if not absent:
+                        yield report
+                    absent = True
+                else:
+                    absent = False
+                    yield report
+                await asyncio.sleep(self.interval)
+
+    async def scrape(self, client: httpx.AsyncClient) -> MetricsScraped | MetricsMissing:
+        """One scrape; sets ``interval`` for the next."""
+        started = time.perf_counter()
+        report = await self._fetch(client)
+        took = time.perf_counter() - started
+        slow = took > self.interval / 2 or isinstance(report, MetricsMissing)
+        if slow:
+            self.interval = min(self.interval * 2, self.options.max_interval)
+        else:
+            self.interval = self.options.interval
+        if isinstance(report, MetricsMissing):
+            if report.absent:
+                self.interval = self.options.max_interval
+            return report
+        return self._read(report, took * 1000)
+
+    async def _fetch(self, client: httpx.AsyncClient) -> str | MetricsMissing:
+        try:
+            base = await within(self._url(), self.options.timeout)
+            answer = await client.get(f"{base}{PATH}")
+        except (TransportError, OSError, asyncio.TimeoutError, httpx.HTTPError) as exc:
+            why = printable(str(exc), 120) or type(exc).__name__
+            return MetricsMissing(f"{PATH} did not answer: {why}")
+        if answer.status_code == 404:
+            return MetricsMissing(f"{PATH} answered 404: the server exports no metrics", True)
+        if answer.status_code != 200:
+            return MetricsMissing(f"{PATH} answered {answer.status_code}")
+        if len(answer.content) > MAX_BYTES:
+            return MetricsMissing(f"{PATH} answered more than {MAX_BYTES} bytes")
+        return answer.text
+
+    def _read(self, text: str, latency_ms: float) -> MetricsScraped | MetricsMissing:
+        at = self._clock()
+        try:
+            scrape = parse_exposition(text, at, self._wanted)
+        except ExpositionError as exc:
+            return MetricsMissing(printable(str(exc), 200))
+        if self._engine is None:
+            found = engine_names(scrape, ((d.name, d.metric_names) for d in registry.dialects()))
+            if found is None:
+                return MetricsMissing(f"{PATH} holds none of the engines' serving metrics")
+            self._engine = found
+        names = registry.or_default(self._engine).metric_names
+        figures = self.window.add(read_scrape(scrape, names))
+        started = self.watch.update(at, figures)
+        return MetricsScraped(
+            at,
+            self._engine,
+            figures,
+            tuple(started),
+            tuple(self.watch.active.values()),
+            latency_ms,
+            self.interval,
+        )
