@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -210,8 +211,25 @@ async def _complete(
     return body
 
 
+async def tokenize(request: Request) -> Response:
+    """``/tokenize`` as vLLM answers it: one id per word of ``prompt``."""
+    state = state_of(request)
+    try:
+        data = await read_json(request)
+        prompt = data.get("prompt")
+        if not isinstance(prompt, str):
+            raise BadRequest("'prompt' must be a string")
+    except BadRequest as exc:
+        return error_response(str(exc))
+    tokens = [zlib.crc32(word.encode()) % 30_000 + 100 for word in prompt.split()]
+    return JSONResponse(
+        {"count": len(tokens), "max_model_len": state.facts.context_len, "tokens": tokens}
+    )
+
+
 def openai_routes() -> list[Route]:
     return [
         Route("/v1/completions", completions, methods=["POST"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/tokenize", tokenize, methods=["POST"]),
     ]

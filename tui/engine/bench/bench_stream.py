@@ -25,13 +25,23 @@ ENDPOINT_PATHS = {
 }
 
 
+Prompt = str | tuple[int, ...]
+"""Text, or token ids (the ``random`` dataset: exact prompt lengths)."""
+
+
 def request_body(
-    endpoint: str, prompt: str, output_len: int, ignore_eos: bool, model: str
+    endpoint: str, prompt: Prompt, output_len: int, ignore_eos: bool, model: str
 ) -> dict[str, Any]:
-    """The JSON body of one streaming request (greedy sampling, fixed output length)."""
+    """The JSON body of one streaming request (greedy sampling, fixed output length).
+
+    Token ids go as ``input_ids`` on ``/generate`` and as the ``prompt`` list of
+    ``/v1/completions``; chat messages are text only.
+    """
     if endpoint == "generate":
         params = {"max_new_tokens": output_len, "temperature": 0.0, "ignore_eos": ignore_eos}
-        return {"text": prompt, "sampling_params": params, "stream": True}
+        key = "text" if isinstance(prompt, str) else "input_ids"
+        value: object = prompt if isinstance(prompt, str) else list(prompt)
+        return {key: value, "sampling_params": params, "stream": True}
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": output_len,
@@ -41,9 +51,11 @@ def request_body(
         "stream_options": {"include_usage": True, "continuous_usage_stats": True},
     }
     if endpoint == "chat":
+        if not isinstance(prompt, str):
+            raise ValueError("token-id prompts need the generate or completions endpoint")
         body["messages"] = [{"role": "user", "content": prompt}]
     else:
-        body["prompt"] = prompt
+        body["prompt"] = prompt if isinstance(prompt, str) else list(prompt)
     return body
 
 

@@ -22,12 +22,14 @@ from tui.engine.bench.level_figures import (
     ServerSpec,
     Stats,
 )
+from tui.engine.bench.trial_stats import TrialSpread
 
 _STATS = ("mean", "median", "std", "p90", "p95", "p99", "max")
 _SPREADS: tuple[tuple[str, str, Callable[[LevelFigures], Stats]], ...] = (
     ("ttft", "ms", lambda f: f.ttft_ms), ("tpot", "ms", lambda f: f.tpot_ms),
     ("itl", "ms", lambda f: f.itl_ms), ("e2el", "ms", lambda f: f.e2el_ms),
     ("decode", "tok_s", lambda f: f.decode_tok_s),
+    ("token_gap", "ms", lambda f: f.token_gap_ms),
 )  # fmt: skip
 _SERVER = (
     "server_avg_spec_accept_length_before", "server_avg_spec_accept_length_after",
@@ -41,7 +43,8 @@ _ORIGIN = ("source", "problems")
 _CORE = (
     "max_concurrency", "completed", "failed", "duration", "total_input_tokens",
     "total_output_tokens", "request_throughput", "output_throughput", "accept_length",
-    "mean_accept_length", "token_mismatches", "errors",
+    "mean_accept_length", "token_mismatches", "errors", "total_token_throughput",
+    "request_goodput", "request_rate", "burstiness", "num_prompts", "trials",
 )  # fmt: skip
 _SPREAD_NAMES = tuple(f"{stat}_{name}_{unit}" for name, unit, _ in _SPREADS for stat in _STATS)
 KNOWN = frozenset((*_CORE, *_SERVER, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES))
@@ -73,7 +76,55 @@ def level_fields(figures: LevelFigures) -> dict[str, Any]:
         fields |= dict(zip(_ACCEPTS, _accept_values(f.accepts), strict=True))
     if f.source is not None or f.problems:
         fields |= {"source": f.source, "problems": list(f.problems)}
+    fields |= _load_fields(f)
     return fields | dict(f.other)
+
+
+def _load_fields(f: LevelFigures) -> dict[str, Any]:
+    """The newer figures, written only when measured (older records stay as they were)."""
+    found: dict[str, Any] = {}
+    if f.total_token_throughput is not None:
+        found["total_token_throughput"] = f.total_token_throughput
+    if f.request_goodput is not None:
+        found["request_goodput"] = f.request_goodput
+    if f.request_rate is not None:
+        found["request_rate"] = rate_text(f.request_rate)
+        found["burstiness"] = f.burstiness
+    if f.num_prompts is not None:
+        found["num_prompts"] = f.num_prompts
+    if f.trials:
+        found["trials"] = {name: _spread_value(spread) for name, spread in f.trials}
+    return found
+
+
+def rate_text(rate: float) -> float | str:
+    """A request rate as vLLM saves it: the number, or ``"inf"``."""
+    return "inf" if math.isinf(rate) else rate
+
+
+def _spread_value(spread: TrialSpread) -> dict[str, Any]:
+    return {"n": spread.n, "mean": spread.mean, "std": spread.std, "ci95": spread.ci95}
+
+
+def _rate(value: object) -> float | None:
+    if value == "inf":
+        return math.inf
+    return _number(value)
+
+
+def _trials(value: object) -> tuple[tuple[str, TrialSpread], ...]:
+    if not isinstance(value, dict):
+        return ()
+    found = []
+    for name, item in value.items():
+        if not isinstance(name, str) or not isinstance(item, dict):
+            continue
+        n, mean = _count(item.get("n")), _number(item.get("mean"))
+        if n is None or n < 1 or mean is None:
+            continue
+        spread = TrialSpread(n, mean, _number(item.get("std")), _number(item.get("ci95")))
+        found.append((name, spread))
+    return tuple(found)
 
 
 def _server_values(server: ServerSpec) -> tuple[object, ...]:
@@ -162,4 +213,11 @@ def level_from_fields(fields: Mapping[str, object], concurrency: int | None = No
         source=source if isinstance(source, str) else None,
         problems=_texts(fields.get("problems")),
         other=_other(fields),
+        total_token_throughput=_number(fields.get("total_token_throughput")),
+        request_goodput=_number(fields.get("request_goodput")),
+        token_gap_ms=_stats(fields, "token_gap", "ms"),
+        request_rate=_rate(fields.get("request_rate")),
+        burstiness=_number(fields.get("burstiness")),
+        num_prompts=_count(fields.get("num_prompts")),
+        trials=_trials(fields.get("trials")),
     )

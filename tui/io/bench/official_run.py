@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from tui.config import BenchConfig
 from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.bench.level_figures import AcceptBasis, AcceptFigures, LevelFigures, ServerSpec
+from tui.engine.bench.load_plan import LoadLevel, prompts_for
 from tui.engine.bench.official_bench import (
     OfficialRun,
     OfficialSummary,
@@ -62,7 +63,8 @@ def official_command(setup: OfficialSetup, settings: BenchConfig, concurrency: i
     """The argv (``sh -c`` wrapper included) that runs one level with the engine's tool."""
     run = OfficialRun(
         engine=setup.engine, port=setup.port, concurrency=concurrency,
-        num_prompts=settings.num_prompts, input_len=settings.input_len,
+        num_prompts=prompts_for(LoadLevel(concurrency), settings.num_prompts),
+        input_len=settings.input_len,
         output_len=settings.output_len, seed=settings.seed,
         warmup_requests=settings.warmup_requests, ignore_eos=settings.ignore_eos,
         model=setup.model,
@@ -87,7 +89,8 @@ async def official_level(
     except ValueError as exc:
         said = _tail(result.stderr) or _tail(result.stdout) or "no output"
         raise OfficialRunFailed(f"exit status {result.status}: {exc}; it said: {said}") from None
-    return summary_figures(summary, settings.num_prompts, concurrency)
+    requests = prompts_for(LoadLevel(concurrency), settings.num_prompts)
+    return summary_figures(summary, requests, concurrency)
 
 
 def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -> LevelFigures:
