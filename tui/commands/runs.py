@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, StoreError) as exc:
         print(f"bringup runs: {exc}", file=sys.stderr)
         return 2
-    if args.compare:
+    if getattr(args, "compare", False):
         print(compare_text(sessions(benches, args.limit or 2)))
     elif args.json:
         print(json.dumps(export(runs, benches), indent=2))
