@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.slurm import SlurmCluster, slurm_missing, start_cluster
 from tests.sshd import SERVER_ID, TestServer, start_server
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,3 +48,18 @@ def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A loopback Slurm cluster (munged, slurmctld, slurmd ``gpu1`` and ``gpu2``) for the whole
+    session, stopped with every job cancelled afterwards (see ``tests/slurm.py``); tests that
+    use it skip with the reason when Slurm is not installed."""
+    missing = slurm_missing()
+    if missing is not None:
+        pytest.skip(missing)
+    cluster = start_cluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,7 +173,12 @@ def _ssh_config(server: TestServer, jump: TestServer | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _sshd_config(workdir: Path, port: int, host_key: Path, authorized: Path) -> str:
+def _sshd_config(
+    workdir: Path, port: int, host_key: Path, authorized: Path, env: Mapping[str, str]
+) -> str:
+    settings = " ".join(
+        f"{name}={value}" for name, value in {"HOME": str(workdir / "home"), **env}.items()
+    )
     return "\n".join(
         [
             f"Port {port}",
@@ -192,7 +197,7 @@ def _sshd_config(workdir: Path, port: int, host_key: Path, authorized: Path) -> 
             "MaxStartups 64",
             "LogLevel ERROR",
             # A fresh HOME keeps the machine's shell start-up files out of the tests.
-            f"SetEnv HOME={workdir / 'home'}",
+            f"SetEnv {settings}",
             "",
         ]
     )
@@ -209,7 +214,10 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> N
     raise RuntimeError("sshd did not start listening")
 
 
-def start_openssh(workdir: Path, alias: str = "bringup-test") -> TestServer:
+def start_openssh(
+    workdir: Path, alias: str = "bringup-test", env: Mapping[str, str] | None = None
+) -> TestServer:
+    """OpenSSH's sshd on a free port; ``env`` is set in every session (``SetEnv``)."""
     binary = sshd_binary()
     if binary is None:
         raise RuntimeError("no sshd binary on this machine")
@@ -223,7 +231,7 @@ def start_openssh(workdir: Path, alias: str = "bringup-test") -> TestServer:
     port = free_port()
     (workdir / "home").mkdir(exist_ok=True)
     config = workdir / "sshd_config"
-    config.write_text(_sshd_config(workdir, port, workdir / "host_ed25519", authorized))
+    config.write_text(_sshd_config(workdir, port, workdir / "host_ed25519", authorized, env or {}))
     log = workdir / "sshd.log"
     with log.open("wb") as log_file:
         process = subprocess.Popen(

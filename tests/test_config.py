@@ -27,6 +27,7 @@ from tui.config import (
     parse_duration,
     parse_ssh_target,
 )
+from tui.config.config_slurm import SlurmConfig
 
 FULL = """\
 theme = "nord"
@@ -349,9 +350,9 @@ def test_example_defaults_are_the_real_defaults() -> None:
 
 def test_documentation_covers_every_field_and_its_example_loads() -> None:
     text = (REPO / "docs" / "configuration.md").read_text()
-    for kind in (Config, Profile, LaunchConfig, BenchConfig, StallConfig):
+    for kind in (Config, Profile, LaunchConfig, BenchConfig, StallConfig, SlurmConfig):
         for name in kind.__dataclass_fields__:
-            if name in {"keys", "profiles", "launch", "bench", "stall"}:
+            if name in {"keys", "profiles", "launch", "bench", "stall", "slurm"}:
                 assert f"NAME.{name}]`" in text or f"`[{name}" in text, name
             elif name not in {"path", "name"}:
                 assert f"`{name}`" in text, name

@@ -155,4 +155,7 @@ async def test_the_monitor_shows_a_panel_per_toy_rank(toy: Dialect) -> None:
         await _until(pilot, lambda: len(app.query(RankPanel)) == 2)
         panels = list(app.query(RankPanel))
         assert [panel.tag for panel in panels] == ["rank0", "rank1"]
-        assert all("cuda graph" in panel.render_text().lower() for panel in panels)
+        # A panel takes its new state on the repaint after it was mounted.
+        await _until(
+            pilot, lambda: all("cuda graph" in panel.render_text().lower() for panel in panels)
+        )

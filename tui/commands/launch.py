@@ -76,6 +76,10 @@ def run_action(args: argparse.Namespace, action: str, body: Action) -> int:
         where, profile = _profile(args, action)
         if profile is None:
             return 1
+        if profile.scheduler == "slurm":
+            from tui.commands.slurm_launch import run_slurm
+
+            return run_slurm(profile, action, args)
         return asyncio.run(_with_launcher(profile, body))
     except ConfigError as exc:
         say(f"error: {exc}", sys.stderr)

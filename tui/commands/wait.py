@@ -47,6 +47,17 @@ class WaitEnding(str, Enum):
     TIMEOUT = "TIMEOUT"
     UNREACHABLE = "UNREACHABLE"
     ERROR = "ERROR"
+    PENDING = "PENDING"
+    """A Slurm job still queued when the time ran out."""
+    JOB_FAILED = "JOB_FAILED"
+    JOB_CANCELLED = "JOB_CANCELLED"
+    JOB_TIMEOUT = "JOB_TIMEOUT"
+    JOB_NODE_FAIL = "JOB_NODE_FAIL"
+    JOB_OUT_OF_MEMORY = "JOB_OUT_OF_MEMORY"
+    JOB_PREEMPTED = "JOB_PREEMPTED"
+    JOB_COMPLETED = "JOB_COMPLETED"
+    JOB_ENDED = "JOB_ENDED"
+    """A Slurm job that ended in another state (BOOT_FAIL, DEADLINE, ...); the detail names it."""
 
 
 Ending = Verdict | WaitEnding
@@ -60,6 +71,8 @@ EXIT_CODES: dict[Ending, int] = {
     WaitEnding.TIMEOUT: EXIT_TIMEOUT,
     WaitEnding.UNREACHABLE: EXIT_UNREACHABLE,
     WaitEnding.ERROR: EXIT_ERROR,
+    WaitEnding.PENDING: EXIT_TIMEOUT,
+    **{ending: EXIT_FAILED for ending in WaitEnding if ending.name.startswith("JOB_")},
 }
 
 
@@ -111,6 +124,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--stall-factor", type=float, metavar="F", help="times a stage's p95")
     parser.add_argument("--stall-floor", metavar="DURATION", help="least silence that stalls")
+    parser.add_argument(
+        "--slurm-job", metavar="ID", help="attach to this Slurm job (see docs/cluster.md)"
+    )
+    parser.add_argument(
+        "--login",
+        metavar="HOST",
+        help="login host for Slurm's commands",
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per event")
     output.add_argument("--plain", action="store_true", help="one human line per change")
@@ -123,6 +144,18 @@ class NodeTarget:
 
     host: str | None
     log: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmTarget:
+    """A Slurm job to wait for: its id (None: the profile's newest), the login host (None:
+    this machine), the profile's ``log_dir``, node count and name."""
+
+    job_id: str | None
+    login: str | None
+    log_dir: str | None
+    nodes: int
+    profile: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +178,10 @@ class WaitPlan:
     data_dir: Path | None = None
     more_nodes: tuple[NodeTarget, ...] = ()
     """Nodes 1, 2, ... of a multi-node server (``host`` and ``log`` are node 0's)."""
+    slurm: SlurmTarget | None = None
+    """The Slurm job whose nodes are followed (their logs are known once it runs)."""
+    health_host: str = "127.0.0.1"
+    """Where ``port`` is, as seen from ``host``: node 0's address for a Slurm job."""
 
     @property
     def nodes(self) -> tuple[NodeTarget, ...]:
@@ -161,9 +198,12 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
     port = args.port if args.port is not None else profile.port
     if port is None and not ad_hoc:
         port = profile.port_for(engine)
-    nodes = node_targets(args.local, hosts, logs, profile)
-    host, log = nodes[0].host, nodes[0].log
-    if log is None and port is None:
+    from tui.commands.wait_slurm import slurm_target
+
+    slurm = slurm_target(args, profile)
+    nodes = node_targets(args.local, hosts, logs, profile) if slurm is None else ()
+    host, log = (nodes[0].host, nodes[0].log) if nodes else (None, None)
+    if log is None and port is None and slurm is None:
         raise ValueError("nothing to wait for: give --log PATH and/or --port N, or a profile")
     try:
         timeout = parse_duration(args.timeout)
@@ -182,6 +222,7 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         stall=stall,
         data_dir=config.data_dir,
         more_nodes=nodes[1:],
+        slurm=slurm,
     )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from tui.engine.judge.stall import RankStalled
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup import log_events as ev
 from tui.io.health.health_poll import HealthChanged
+from tui.io.slurm.slurm_watch import JobChanged
 from tui.io.transport.link_events import (
     Connected,
     Connecting,
@@ -132,6 +133,8 @@ def describe(item: object) -> str | None:
         return f"log gap: {size} bytes could not be read ({_safe(item.reason)})"
     if isinstance(item, HealthChanged):
         return _describe_health(item)
+    if isinstance(item, JobChanged):
+        return _safe(item.summary)
     return describe_cluster(item)
 
 

@@ -109,7 +109,8 @@ class Watcher:
 
     async def poll(self, session: HostSession, port: int) -> None:
         options = HealthOptions(engine=self.plan.engine)
-        async for change in HealthPoller(lambda: session.forward(port), options).changes():
+        url = lambda: session.forward(port, self.plan.health_host)  # noqa: E731
+        async for change in HealthPoller(url, options).changes():
             self.health = change
             self.report.emit(change)
             self.judge()
@@ -166,6 +167,10 @@ async def wait_for_server(plan: WaitPlan, out: TextIO | None = None) -> int:
     """Run the whole wait, printing to ``out`` (standard output); return the exit status."""
     stream = out if out is not None else sys.stdout
     report: Report = JsonReport(stream) if plan.json else PlainReport(stream)
+    if plan.slurm is not None:
+        from tui.commands.wait_slurm import wait_for_slurm
+
+        return await wait_for_slurm(plan, plan.slurm, report)
     if plan.more_nodes:
         from tui.commands.wait_cluster import wait_for_cluster
 

@@ -22,6 +22,7 @@ from tui.config.config_model import (
     StallConfig,
     template_fields,
 )
+from tui.config.config_slurm import SCHEDULERS, build_slurm
 from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table
@@ -107,6 +108,8 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
         api_key_env=table.text("api_key_env", None),
+        scheduler=table.choice("scheduler", SCHEDULERS, "ssh"),
+        slurm=build_slurm(table.table("slurm")),
     )
     table.finish()
     return profile

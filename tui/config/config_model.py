@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
 from tui.config.ssh_targets import SshAddress, parse_ssh_target
 from tui.engine.servers import registry
@@ -137,6 +138,10 @@ class Profile:
     api_key_env: str | None = None
     """The environment variable holding the server's API key, sent as a bearer token by the
     benchmark and the health poll."""
+    scheduler: str = "ssh"
+    """``ssh`` (started on ``hosts`` by bringup) or ``slurm`` (submitted as a job, see
+    ``slurm``)."""
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
 
     @property
     def targets(self) -> tuple[SshAddress, ...]:
