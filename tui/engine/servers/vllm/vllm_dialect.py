@@ -39,6 +39,7 @@ class VllmDialect:
         warmup_flag="--num-warmups",
         ignore_eos_flag="--ignore-eos",
         signature_rows=("failed requests", "maximum request concurrency", "acceptance length"),
+        result_format="vllm",
     )
     metric_names = (
         "vllm:num_requests_running",
