@@ -3,8 +3,8 @@ asks for no dataset that needs a download."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
 from pathlib import Path
 
 from tui.config import BenchConfig
@@ -47,9 +47,9 @@ async def test_vllm_result_file_is_read_and_its_directory_removed(
     assert (fields["completed"], fields["failed"], fields["output_throughput"]) == (7, 1, 321.25)
     assert (fields["median_ttft_ms"], fields["mean_e2el_ms"]) == (45.5, 900.0)
     assert figures.source == "official vllm"
-    result_dir, dataset = seen.read_text().split()
+    result_dir, dataset = (await asyncio.to_thread(seen.read_text)).split()
     assert dataset == "random"
-    assert not os.path.exists(result_dir)
+    assert not await asyncio.to_thread(Path(result_dir).exists)
 
 
 def test_sglang_names_and_datasets_without_download() -> None:
