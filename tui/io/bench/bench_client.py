@@ -157,6 +157,20 @@ def level_figures(report: LevelReport) -> LevelFigures:
     )  # fmt: skip
 
 
+def _burst_width(level: LoadLevel, count: int) -> int:
+    """Requests that arrive together: the level's round trip is timed that many at a time.
+
+    Closed loop: its concurrency; an infinite rate: every request (at most the cap, or 64); a
+    finite rate: one, since arrivals are spread out.
+    """
+    rate = level.request_rate
+    if rate is None:
+        return max(1, level.concurrency)
+    if rate == float("inf"):
+        return level.slots or min(count, 64)
+    return 1
+
+
 class AccessDenied(Exception):
     """The server answered 401: no API key, or not the one it wants."""
 
@@ -264,7 +278,7 @@ class BenchClient:
         """The level's ``trials`` runs, pooled; each trial after its no-op round trips."""
         if isinstance(level, int):
             level = LoadLevel(level)
-        width = level.slots or min(len(self.workload.prompts_of(level)), 64)
+        width = _burst_width(level, len(self.workload.prompts_of(level)))
         await self.round_trips(width)
         trips: list[float] = []
         for _ in range(ROUND_TRIP_ROUNDS):
