@@ -66,7 +66,7 @@ def _wait(url: str) -> None:
 
 
 def _truth_tok_s(level: LoadLevel, count: int, tokens: int, args: argparse.Namespace) -> float:
-    length = args.ttft_ms / 1000 + (tokens - 1) / args.decode_tok_s
+    length = float(args.ttft_ms) / 1000 + (tokens - 1) / float(args.decode_tok_s)
     if level.request_rate is None:
         return level.concurrency * tokens / length
     span = arrival_times(count, level, 0)[-1] + length
