@@ -9,8 +9,12 @@ Each scenario runs the real app (real engine, real widgets) inside a tmux pane o
   the longest event-loop stall, measured by a 5 ms sleep probe.
 - ``memory``: 10,000,000 lines fed as fast as they are handled; resident memory afterwards.
 
+The source puts its chunks into the app's ingest queue as a tail does, so a full queue holds it
+back.
+
     python -m bench.ui              # every scenario (about two minutes)
     python -m bench.ui busy idle    # some
+    python -m bench.ui --help       # this text
 """
 
 from __future__ import annotations
@@ -23,14 +27,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from textual.message import Message
 
 from tui.app.feed.engine_link import EngineAdapter
+from tui.app.feed.feed_sources import Put
+from tui.app.feed.stream_items import ChunkReceived
 from tui.app.monitor.monitor_app import MonitorApp
-from tui.app.monitor.monitor_messages import ChunkReceived
 from tui.app.monitor.view_model import ConnectionState, Target
 
 RANKS = 8
@@ -114,6 +119,10 @@ def rss_mb() -> float:
     return float("nan")
 
 
+async def _nothing_waiting() -> None:
+    return None
+
+
 class BenchSource:
     """Feeds the app the way the scenario asks and then reports through ``done``."""
 
@@ -121,30 +130,25 @@ class BenchSource:
         self.scenario = scenario
         self.probe = probe
         self.done: Callable[[dict[str, float]], None] = lambda result: None
-        self.backlog: Callable[[], int] = lambda: 0
+        self.settled: Callable[[], Awaitable[None]] = _nothing_waiting
         self.backlog_chunks: list[bytes] = []
 
-    async def run(self, post: Post) -> None:
-        post(ChunkReceived(startup_text().encode()))
+    async def run(self, post: Post, put: Put) -> None:
+        await put(ChunkReceived(startup_text().encode()))
         backlog = list(chunks(100_000)) if self.scenario == "backlog" else []
         await asyncio.sleep(WARMUP)
         if self.scenario == "backlog":
             self.backlog_chunks = backlog
             self.probe.start()
         runner = getattr(self, f"_{self.scenario}")
-        self.done(await runner(post))
+        self.done(await runner(put))
 
-    async def until_caught_up(self, most: int) -> None:
-        """Wait until at most ``most`` bytes are waiting for the engine."""
-        for _ in iter(lambda: self.backlog() > most, False):
-            await asyncio.sleep(0.01)
-
-    async def _idle(self, post: Post) -> dict[str, float]:
+    async def _idle(self, put: Put) -> dict[str, float]:
         start = time.process_time()
         await asyncio.sleep(WINDOW)
         return {"cpu_percent": 100 * (time.process_time() - start) / WINDOW}
 
-    async def _busy(self, post: Post) -> dict[str, float]:
+    async def _busy(self, put: Put) -> dict[str, float]:
         lines = busy_lines(0)
         per_tick = int(RANKS * 500 * 0.05)
         start, began, sent = time.process_time(), time.monotonic(), 0
@@ -152,26 +156,25 @@ class BenchSource:
             due = int(elapsed / 0.05) + 1
             while sent < due:
                 text = "\n".join(next(lines) for _ in range(per_tick)) + "\n"
-                post(ChunkReceived(text.encode()))
+                await put(ChunkReceived(text.encode()))
                 sent += 1
             await asyncio.sleep(0.05)
         cpu = 100 * (time.process_time() - start) / WINDOW
         return {"cpu_percent": cpu, "lines_per_second": sent * per_tick / WINDOW}
 
-    async def _backlog(self, post: Post) -> dict[str, float]:
+    async def _backlog(self, put: Put) -> dict[str, float]:
         self.probe.worst = 0.0
         began = time.perf_counter()
         for chunk in self.backlog_chunks:
-            post(ChunkReceived(chunk))
-        await asyncio.sleep(0.5)  # the app has taken the messages: the backlog is queued
-        await self.until_caught_up(0)
+            await put(ChunkReceived(chunk))
+        await self.settled()
         return {"max_stall_ms": 1000 * self.probe.worst, "seconds": time.perf_counter() - began}
 
-    async def _memory(self, post: Post) -> dict[str, float]:
+    async def _memory(self, put: Put) -> dict[str, float]:
         began = time.perf_counter()
         for chunk in chunks(10_000_000):
-            post(ChunkReceived(chunk))
-            await self.until_caught_up(4 * CHUNK)  # a real tail reads no faster than that
+            await put(ChunkReceived(chunk))  # the full queue holds it back, as it holds a tail
+        await self.settled()
         await asyncio.sleep(1.0)
         return {"rss_mb": rss_mb(), "seconds": time.perf_counter() - began}
 
@@ -188,7 +191,7 @@ def child(scenario: str, out: Path) -> int:
         app.exit()
 
     source.done = done
-    source.backlog = app.waiting_bytes
+    source.settled = app.ingest.settled
     app.state.set_connection(ConnectionState.CONNECTED)
     app.run()
     return 0
@@ -218,6 +221,10 @@ def in_tmux(scenario: str) -> dict[str, float]:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         return child(argv[1], Path(argv[2]))
+    unknown = [name for name in argv if name not in SCENARIOS]
+    if unknown:
+        print(__doc__ if unknown[0] in ("-h", "--help") else f"unknown scenario {unknown[0]!r}")
+        return 0 if unknown[0] in ("-h", "--help") else 2
     if shutil.which("tmux") is None:
         print("tmux is needed to measure the app in a real terminal")
         return 1

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui.io.transport.link_events import Chunk, Gap, Marker, MarkerKind, TailItem
+from tui.io.transport.link_events import Chunk, Gap, MarkerKind, StreamMarker, TailItem
 
 WRITER = r"""
 import os, sys, time
@@ -47,7 +47,7 @@ class Collected:
     """Everything a tail yielded: bytes per file generation, markers and gaps in order."""
 
     segments: list[bytearray] = field(default_factory=lambda: [bytearray()])
-    markers: list[Marker] = field(default_factory=list)
+    markers: list[StreamMarker] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     offsets_ok: bool = True
 
@@ -60,7 +60,7 @@ class Collected:
             if item.offset != len(self.segments[-1]):
                 self.offsets_ok = False
             self.segments[-1] += item.data
-        elif isinstance(item, Marker):
+        elif isinstance(item, StreamMarker):
             self.markers.append(item)
             if item.starts_new_file:
                 self.segments.append(bytearray())

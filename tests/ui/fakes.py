@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from tui.app.feed.engine_link import Line
 from tui.engine.judge.judge import Judgement, Signals, judge
 from tui.engine.judge.stall import StallPolicy
+from tui.engine.logs.log_line import LogLine
 from tui.engine.startup.snapshot import Progress, RankState, ServerInfo, Snapshot
 from tui.engine.startup.vocabulary import Stage, Verdict
 from tui.engine.timing.estimate import Expectations
@@ -32,15 +32,15 @@ class FakeLink:
     fed: list[bytes] = field(default_factory=list)
     signals_seen: list[Signals] = field(default_factory=list)
 
-    def feed(self, data: bytes) -> list[Line]:
+    def feed(self, data: bytes) -> list[LogLine]:
         self.fed.append(data)
         text = data.decode("utf-8", "replace")
-        return [(_rank(line), line, "error" in line.lower()) for line in text.splitlines()]
+        return [LogLine(_rank(line), line, "error" in line.lower()) for line in text.splitlines()]
 
-    def finish(self) -> list[Line]:
+    def finish(self) -> list[LogLine]:
         return []
 
-    def new_run(self, reason: str) -> list[Line]:
+    def new_run(self, reason: str) -> list[LogLine]:
         return []
 
     def judge(

@@ -13,9 +13,10 @@ from textual.widgets import Log, Static
 
 from tests.ui.fakes import FakeClock, FakeLink, ranks, server
 from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.feed.stream_items import ChunkReceived
 from tui.app.monitor import themes
 from tui.app.monitor.monitor_app import MonitorApp
-from tui.app.monitor.monitor_messages import ChunkReceived, HealthPolled
+from tui.app.monitor.monitor_messages import HealthPolled
 from tui.app.monitor.view_model import HealthReading, Target
 from tui.app.screens.help_screen import HelpScreen
 from tui.app.screens.log_view import LogScreen
@@ -65,7 +66,7 @@ async def test_chunks_reach_the_engine_and_the_log_ring() -> None:
     link = FakeLink()
     app = _app(link)
     async with app.run_test(size=(100, 30)) as pilot:
-        app.post_message(ChunkReceived(b"[ts TP0] one\n[ts TP1] two\n"))
+        await app.ingest.put(ChunkReceived(b"[ts TP0] one\n[ts TP1] two\n"))
         await _settle(app, pilot)
         assert link.fed == [b"[ts TP0] one\n[ts TP1] two\n"]
         assert app.state.log.total == 2
@@ -76,7 +77,7 @@ async def test_one_panel_per_rank_with_stage_and_progress() -> None:
     link = FakeLink(Snapshot(server=server(), ranks=ranks(8), started_at=900.0))
     app = _app(link)
     async with app.run_test(size=(160, 48)) as pilot:
-        app.post_message(ChunkReceived(b"x\n"))
+        await app.ingest.put(ChunkReceived(b"x\n"))
         await _settle(app, pilot)
         panels = list(app.query(RankPanel))
         assert [panel.tag for panel in panels] == [f"TP{i}" for i in range(8)]
@@ -93,7 +94,7 @@ async def test_a_failure_is_shown_highlighted_and_copied() -> None:
     link.verdict_value = Verdict.FAILED
     app = _app(link)
     async with app.run_test(size=(160, 48)) as pilot:
-        app.post_message(ChunkReceived(b"x\n"))
+        await app.ingest.put(ChunkReceived(b"x\n"))
         await _settle(app, pilot)
         panel = app.query_one(FailurePanel)
         assert panel.has_class("-shown")
@@ -118,7 +119,7 @@ async def test_health_readings_reach_the_badge() -> None:
 async def test_log_view_follows_pauses_and_filters() -> None:
     app = _app(FakeLink())
     async with app.run_test(size=(100, 30)) as pilot:
-        app.post_message(ChunkReceived(b"[ts TP0] fine\n[ts TP1] an error here\n"))
+        await app.ingest.put(ChunkReceived(b"[ts TP0] fine\n[ts TP1] an error here\n"))
         await _settle(app, pilot)
         await pilot.press("l")
         await _settle(app, pilot)
@@ -126,7 +127,7 @@ async def test_log_view_follows_pauses_and_filters() -> None:
         assert isinstance(screen, LogScreen)
         assert list(screen.query_one(Log).lines) == ["[ts TP0] fine", "[ts TP1] an error here"]
         await pilot.press("f")
-        app.post_message(ChunkReceived(b"[ts TP0] later\n"))
+        await app.ingest.put(ChunkReceived(b"[ts TP0] later\n"))
         await _settle(app, pilot)
         assert screen.pending == 1
         assert len(screen.query_one(Log).lines) == 2
@@ -144,7 +145,7 @@ async def test_search_finds_matching_lines() -> None:
     app = _app(FakeLink())
     async with app.run_test(size=(100, 30)) as pilot:
         lines = b"".join(b"[ts TP0] line %d\n" % i for i in range(200))
-        app.post_message(ChunkReceived(lines + b"[ts TP0] needle\n"))
+        await app.ingest.put(ChunkReceived(lines + b"[ts TP0] needle\n"))
         await _settle(app, pilot)
         await pilot.press("slash")
         await _settle(app, pilot)
@@ -182,7 +183,7 @@ async def test_digits_focus_ranks() -> None:
     link = FakeLink(Snapshot(server=server(), ranks=ranks(8), started_at=900.0))
     app = _app(link)
     async with app.run_test(size=(160, 48)) as pilot:
-        app.post_message(ChunkReceived(b"x\n"))
+        await app.ingest.put(ChunkReceived(b"x\n"))
         await _settle(app, pilot)
         await pilot.press("3")
         assert isinstance(app.focused, RankPanel)
@@ -216,7 +217,7 @@ async def test_the_command_palette_focuses_a_rank_by_name() -> None:
     link = FakeLink(Snapshot(server=server(), ranks=ranks(8), started_at=900.0))
     app = _app(link)
     async with app.run_test(size=(160, 48)) as pilot:
-        app.post_message(ChunkReceived(b"x\n"))
+        await app.ingest.put(ChunkReceived(b"x\n"))
         await _settle(app, pilot)
         await pilot.press("ctrl+p")
         await pilot.pause()

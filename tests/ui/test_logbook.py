@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from tui.app.feed.logbook import LogBook
+from tui.engine.logs.log_line import LogLine
 
 
 def _fill(book: LogBook, count: int) -> None:
-    book.extend((f"TP{i % 2}", f"line {i}", i % 5 == 0) for i in range(count))
+    book.extend(LogLine(f"TP{i % 2}", f"line {i}", i % 5 == 0) for i in range(count))
 
 
 def test_keeps_only_the_newest_lines_and_counts_the_rest() -> None:

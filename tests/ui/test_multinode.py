@@ -8,6 +8,8 @@ what a user would see at that moment.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -19,11 +21,12 @@ from tests.engine.multinode_logs import end_of, node_log
 from tests.ui.fakes import FakeClock
 from tui.app.feed.cluster_link import ClusterLink
 from tui.app.feed.cluster_source import ClusterSource, combined
-from tui.app.feed.feed_sources import Backpressure, ScriptedSource, Throttled
+from tui.app.feed.feed_sources import ScriptedSource
+from tui.app.feed.stream_items import ChunkReceived, StreamItem
 from tui.app.monitor.cluster_build import build_cluster_app
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_build import WatchSettings
-from tui.app.monitor.monitor_messages import ChunkReceived, ConnectionChanged
+from tui.app.monitor.monitor_messages import ConnectionChanged
 from tui.app.monitor.view_model import ConnectionState, HealthReading, Target
 from tui.app.widgets.node_rows import node_title
 from tui.app.widgets.rank_grid import RankGrid
@@ -63,8 +66,7 @@ def feed(app: MonitorApp, logs: Logs, until: float) -> None:
     )
     for at, node, data in steps:
         clock.now = BASE + at
-        app.ingest.push(data, node)
-        app.ingest.drain()
+        app.ingest.apply(ChunkReceived(data, node))
     clock.now = BASE + until
 
 
@@ -129,6 +131,8 @@ async def test_node_tagged_chunks_reach_their_node_through_the_app() -> None:
     app = make_monitor(2, messages)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
+        for worker in [w for w in app.workers if w.group == "source"]:
+            await worker.wait()  # the script has put its last chunk into the queue
         app.ingest.drain()
         app.state.set_health(READY)
         app.state.set_connection(ConnectionState.CONNECTED)
@@ -230,12 +234,38 @@ def test_hostile_tags_and_hosts_reach_the_node_row_as_plain_text() -> None:
     assert "\x07" not in title.plain
 
 
-def test_every_node_reads_no_faster_than_the_app_parses(tmp_path: Path) -> None:
+async def test_every_node_reads_no_faster_than_the_app_parses(tmp_path: Path) -> None:
     sessions = [HostSession(LocalConnector()) for _ in range(2)]
-    paths = [str(tmp_path / f"node{k}.log") for k in range(2)]
-    source = ClusterSource(sessions, paths, ["gpu-a", "gpu-b"])
-    assert isinstance(source, Throttled)
-    MonitorApp(link=ClusterLink(["gpu-a", "gpu-b"]), source=source, target=Target("big"))
-    pressure = source.throttle
-    assert isinstance(pressure, Backpressure), "the app gave the source its backpressure"
-    assert all(node.throttle is pressure for node in source.nodes)
+    paths = [tmp_path / f"node{k}.log" for k in range(2)]
+    for k, path in enumerate(paths):
+        path.write_bytes(b"".join(b"node %d line %d\n" % (k, n) for n in range(5000)))
+    source = ClusterSource(sessions, [str(p) for p in paths], ["gpu-a", "gpu-b"])
+    taken: list[StreamItem] = []
+    room = asyncio.Event()
+
+    async def put(item: StreamItem) -> None:
+        taken.append(item)
+        await room.wait()  # the engine is busy: the queue has no room
+
+    reading = asyncio.create_task(source.run(lambda message: None, put))
+    try:
+        for _ in range(100):
+            if len(taken) == 2:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+        assert sorted(item.node for item in taken) == [0, 1], "each node waits after one item"
+        room.set()
+        for _ in range(500):
+            got = [b"".join(i.data for i in taken if isinstance(i, ChunkReceived) and i.node == k)
+                   for k in range(2)]  # fmt: skip
+            if got == [path.read_bytes() for path in paths]:
+                break
+            await asyncio.sleep(0.02)
+        assert got == [path.read_bytes() for path in paths], "every byte, in order, per node"
+    finally:
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+        for session in sessions:
+            await session.close()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands.bench_progress import progress_for
-from tui.commands.bench_table import BenchMeta, render_table
+from tui.commands.bench_table import BenchHeader, render_table
 from tui.config import BenchConfig, ConfigError, Profile, load_config
 from tui.data.prompts import PromptFileError
 from tui.engine.bench.level_fields import level_fields
@@ -245,7 +245,7 @@ def result_paths(path: Path, labels: list[str]) -> list[Path]:
 
 
 def save_results(
-    path: Path, reports: list[LevelReport], levels: list[LevelFigures], meta: BenchMeta,
+    path: Path, reports: list[LevelReport], levels: list[LevelFigures], meta: BenchHeader,
     detailed: bool,
 ) -> list[Path]:  # fmt: skip
     """One ``vllm bench serve`` result file per level."""
@@ -259,8 +259,8 @@ def save_results(
 
 def _meta(
     url: str, workload: Workload, model: str, settings: BenchConfig, started: float
-) -> BenchMeta:
-    return BenchMeta(
+) -> BenchHeader:
+    return BenchHeader(
         url=url,
         endpoint=workload.endpoint,
         model_id=model,
@@ -277,7 +277,7 @@ def _meta(
     )
 
 
-def _report(meta: BenchMeta, levels: list[LevelFigures]) -> dict[str, Any]:
+def _report(meta: BenchHeader, levels: list[LevelFigures]) -> dict[str, Any]:
     """What ``--json`` prints: the run's settings, then the one level or every level."""
     head = dataclasses.asdict(meta)
     results = [level_fields(level) for level in levels]
@@ -286,7 +286,7 @@ def _report(meta: BenchMeta, levels: list[LevelFigures]) -> dict[str, Any]:
     return head | {"results": results}
 
 
-def _save(levels: list[LevelFigures], meta: BenchMeta, profile: str | None) -> None:
+def _save(levels: list[LevelFigures], meta: BenchHeader, profile: str | None) -> None:
     try:
         with RunStore.open_default() as store:
             for figures in levels:

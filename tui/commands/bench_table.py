@@ -11,7 +11,7 @@ Row = tuple[str, Callable[[LevelFigures], str]]
 
 
 @dataclass(frozen=True, slots=True)
-class BenchMeta:
+class BenchHeader:
     """The settings of one ``bringup bench`` run, printed above its levels (and in ``--json``)."""
 
     url: str
@@ -88,7 +88,7 @@ ROWS: tuple[Row, ...] = (
 )
 
 
-def render_table(meta: BenchMeta, levels: Sequence[LevelFigures]) -> str:
+def render_table(meta: BenchHeader, levels: Sequence[LevelFigures]) -> str:
     """The levels as aligned text; errors of failed requests are listed below the table."""
     header = (
         f"{meta.url}  endpoint={meta.endpoint}  model={meta.model_id}  "

@@ -30,7 +30,7 @@ from tui.engine.cluster.cluster_engine import (
 )
 from tui.io.transport.deadline import within
 from tui.io.transport.host_session import HostSession
-from tui.io.transport.link_events import Chunk, ConnectionEvent, Marker
+from tui.io.transport.link_events import Chunk, ConnectionEvent, StreamMarker
 from tui.io.transport.ssh import ConnectError
 
 _CLUSTER_EVENTS = (NodeJoined, NodeReady, AllNodesReady)
@@ -52,7 +52,7 @@ class ClusterWatcher(Watcher):
                 self._take_update(self.cluster.feed(node, item.data))
                 continue
             self.report.emit(item, node)
-            if isinstance(item, Marker) and item.starts_new_file:
+            if isinstance(item, StreamMarker) and item.starts_new_file:
                 self._take_update(self.cluster.mark_new_run(node, item.detail))
 
     def _take_update(self, update: ClusterUpdate) -> None:

@@ -30,8 +30,8 @@ from tui.io.transport.link_events import (
     ConnectionFailed,
     ConnectionLost,
     Gap,
-    Marker,
     Reconnected,
+    StreamMarker,
 )
 
 Clock = Callable[[], float]
@@ -39,7 +39,10 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def event_name(item: object) -> str:
-    """``StageEntered`` -> ``stage_entered``."""
+    """``StageEntered`` -> ``stage_entered``; a ``StreamMarker`` keeps its record name
+    ``marker``."""
+    if isinstance(item, StreamMarker):
+        return "marker"
     return _CAMEL.sub("_", type(item).__name__).lower()
 
 
@@ -57,7 +60,7 @@ def as_record(item: object, now: float) -> dict[str, Any]:
     if dataclasses.is_dataclass(item) and not isinstance(item, type):
         for spec in dataclasses.fields(item):
             record[spec.name] = _plain_value(getattr(item, spec.name))
-    if isinstance(item, Marker):
+    if isinstance(item, StreamMarker):
         record["new_file"] = item.starts_new_file
     return record
 
@@ -126,7 +129,7 @@ def describe(item: object) -> str | None:
         return _describe_engine(item)
     if isinstance(item, Connecting | Connected | ConnectionLost | Reconnected | ConnectionFailed):
         return _describe_connection(item)
-    if isinstance(item, Marker):
+    if isinstance(item, StreamMarker):
         return f"log {item.kind.value}: {_safe(item.detail)}"
     if isinstance(item, Gap):
         size = "an unknown number of" if item.size is None else str(item.size)

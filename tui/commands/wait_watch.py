@@ -31,7 +31,7 @@ from tui.io.store.run_store import database_file
 from tui.io.transport.deadline import within
 from tui.io.transport.host_keys import check_policy
 from tui.io.transport.host_session import HostSession, LocalConnector, SessionClosed, SshConnector
-from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, Marker
+from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, StreamMarker
 from tui.io.transport.ssh import ConnectError, SshTarget, parse_host_spec
 
 STALL_CHECK_SECONDS = 0.5
@@ -98,7 +98,7 @@ class Watcher:
                 self._take(self.engine.feed(item.data).events)
                 continue
             self.report.emit(item)
-            if isinstance(item, Marker) and item.starts_new_file:
+            if isinstance(item, StreamMarker) and item.starts_new_file:
                 self._take(self.engine.mark_new_run(item.detail).events)
 
     def _take(self, events: tuple[object, ...]) -> None:

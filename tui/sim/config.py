@@ -20,6 +20,8 @@ SCENARIOS: tuple[str, ...] = (
     "health-lies",
     "node-lag",
     "node-hang",
+    "jit-cold-cache",
+    "jit-hang",
 )
 VLLM_SCENARIOS: tuple[str, ...] = ("ok", "oom-kv-cache", "rank-crash", "port-in-use")
 SGLANG_ENGINE = SGLANG.name

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from tui.sim import jit_builds
 from tui.sim import sim_failures as failures
 from tui.sim.bars import BAR_DELAY, graph_draws, shard_draws
 from tui.sim.config import SimConfig
@@ -43,6 +44,10 @@ class Pace:
     jitter: float = 0.02
     slow: float = 2.5
     node_lag: float = 60.0
+    jit_build: float = 40.0
+    """One kernel module built on a cold cache (``jit-cold-cache``, ``jit-hang``)."""
+    jit_hang_after: int = 2
+    """Modules ``jit-hang`` builds before the one that never finishes."""
 
 
 PACE = Pace()
@@ -86,6 +91,7 @@ class _Builder:
             if self.draft:
                 at = self._load(at, draft=True)
             at = self._kv(at)
+            at = self._jit_builds(at)
             at = self._graphs(at)
             if self.draft:
                 at = self._draft_graphs(at)
@@ -286,6 +292,26 @@ class _Builder:
             at += pace + 0.3
             avail -= used
         return at
+
+    def _jit_builds(self, start: float) -> float:
+        """A cold kernel cache: rank 0's process builds its modules one by one after the KV
+        pool (``jit-cold-cache``); with ``jit-hang`` one build never finishes (and nothing
+        else is logged: the processes hang until killed)."""
+        scenario = self.cfg.scenario
+        if scenario not in ("jit-cold-cache", "jit-hang"):
+            return start
+        at = start
+        for number, module in enumerate(jit_builds.MODULES):
+            self._draw(at, jit_builds.build_started(module))
+            if scenario == "jit-hang" and number == PACE.jit_hang_after:
+                self.script.cut(at + 0.1)  # nothing ends the wait: the build hangs until killed
+                raise StartFailed
+            pace = PACE.jit_build * (1.0 + 0.1 * (number % 3))
+            at += pace
+            self._draw(at, jit_builds.build_finished(module, self.real(pace)))
+            at += 0.05
+        self.times["jit_builds"] = self.real(at - start)
+        return at + 0.2
 
     def _ready(self, start: float) -> None:
         cfg, mem = self.cfg, self.mem

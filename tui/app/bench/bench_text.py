@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from textual.content import Content
 
 from tui.app.bench.bench_state import BenchPhase, BenchState, LevelProgress
-from tui.app.feed.logbook import printable
 from tui.app.widgets.cell_format import bar
 from tui.engine.bench.bench_view import accept_view, token_view
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.logs.sanitize import printable
 
 Segment = str | tuple[str, str]
 _PHASE_TEXT = {

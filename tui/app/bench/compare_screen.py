@@ -21,7 +21,6 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tui.app.feed.logbook import printable
 from tui.engine.bench.run_compare import (
     Cell,
     Change,
@@ -30,6 +29,7 @@ from tui.engine.bench.run_compare import (
     compare_rows,
     inconclusive,
 )
+from tui.engine.logs.sanitize import printable
 from tui.io.store.run_records import Scope, load_columns
 from tui.io.store.run_store import StoreError
 

@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from tui.app.feed.engine_link import Line
 from tui.engine.cluster.cluster_engine import ClusterEngine, ClusterUpdate
 from tui.engine.judge.judge import Judgement, Signals, judge
 from tui.engine.judge.stall import StallPolicy
+from tui.engine.logs.log_line import LogLine
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.timing.estimate import Expectations
 
@@ -23,11 +23,11 @@ from tui.engine.timing.estimate import Expectations
 class NodeFeed(Protocol):
     """What reads one node's log."""
 
-    def feed(self, data: bytes) -> list[Line]: ...
+    def feed(self, data: bytes) -> Sequence[LogLine]: ...
 
-    def finish(self) -> list[Line]: ...
+    def finish(self) -> Sequence[LogLine]: ...
 
-    def new_run(self, reason: str) -> list[Line]: ...
+    def new_run(self, reason: str) -> Sequence[LogLine]: ...
 
 
 @runtime_checkable
@@ -57,17 +57,17 @@ class ClusterLink:
     def node(self, index: int) -> NodeFeed:
         return self._nodes[index]
 
-    def feed(self, data: bytes) -> list[Line]:
+    def feed(self, data: bytes) -> Sequence[LogLine]:
         return self._nodes[0].feed(data)
 
-    def finish(self) -> list[Line]:
+    def finish(self) -> Sequence[LogLine]:
         return self._nodes[0].finish()
 
-    def new_run(self, reason: str) -> list[Line]:
+    def new_run(self, reason: str) -> Sequence[LogLine]:
         return self._nodes[0].new_run(reason)
 
-    def take(self, update: ClusterUpdate) -> list[Line]:
-        return [(line.rank, line.text, line.problem) for line in update.lines]
+    def take(self, update: ClusterUpdate) -> Sequence[LogLine]:
+        return update.lines
 
     def judge(
         self, signals: Signals, expectations: Expectations, now: float, policy: StallPolicy
@@ -82,11 +82,11 @@ class _Node:
         self._link = link
         self._index = index
 
-    def feed(self, data: bytes) -> list[Line]:
+    def feed(self, data: bytes) -> Sequence[LogLine]:
         return self._link.take(self._link.cluster.feed(self._index, data))
 
-    def finish(self) -> list[Line]:
+    def finish(self) -> Sequence[LogLine]:
         return self._link.take(self._link.cluster.finish(self._index))
 
-    def new_run(self, reason: str) -> list[Line]:
+    def new_run(self, reason: str) -> Sequence[LogLine]:
         return self._link.take(self._link.cluster.mark_new_run(self._index, reason))

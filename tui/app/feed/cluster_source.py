@@ -1,8 +1,8 @@
 """Every node's log at once: one tail per node through its host's session, node-tagged.
 
-Each node's chunks, markers and end reach the app with their ``node``; the connection shown in
-the header is the worst of the hosts' (a host that is down matters more than those that are
-up), naming the node it is about.
+Each node's chunks, markers and end reach the ingest queue with their ``node``; the connection
+shown in the header is the worst of the hosts' (a host that is down matters more than those
+that are up), naming the node it is about.
 """
 
 from __future__ import annotations
@@ -12,14 +12,9 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
-from tui.app.feed.feed_sources import Backpressure, Post
+from tui.app.feed.feed_sources import Post, Put
 from tui.app.feed.session_source import SessionSource
-from tui.app.monitor.monitor_messages import (
-    ChunkReceived,
-    ConnectionChanged,
-    StreamEnded,
-    StreamMarked,
-)
+from tui.app.monitor.monitor_messages import ConnectionChanged
 from tui.app.monitor.view_model import ConnectionState
 from tui.io.transport.host_session import HostSession
 
@@ -56,37 +51,29 @@ class ClusterSource:
         if not len(sessions) == len(paths) == len(hosts):
             raise ValueError("one session, one log and one host name per node")
         self.hosts = tuple(hosts)
-        self.nodes = tuple(SessionSource(s, p) for s, p in zip(sessions, paths, strict=True))
-        """One tail per node, node 0 first."""
+        self.nodes = tuple(
+            SessionSource(session, path, node)
+            for node, (session, path) in enumerate(zip(sessions, paths, strict=True))
+        )
+        """One tail per node, node 0 first, each tagging its items with its node."""
         self._sessions = list(dict.fromkeys(sessions))
         self._states: dict[int, ConnectionChanged] = {}
 
-    @property
-    def throttle(self) -> Backpressure | None:
-        """The app's backpressure, shared by every node's tail (see ``Throttled``)."""
-        return self.nodes[0].throttle
-
-    @throttle.setter
-    def throttle(self, value: Backpressure | None) -> None:
-        for source in self.nodes:
-            source.throttle = value
-
-    async def run(self, post: Post) -> None:
+    async def run(self, post: Post, put: Put) -> None:
+        """Every node's tail at once, all into the one ingest queue (each waits its turn)."""
         self._states = {}
         await asyncio.gather(
-            *(source.run(self._poster(node, post)) for node, source in enumerate(self.nodes))
+            *(source.run(self._poster(node, post), put) for node, source in enumerate(self.nodes))
         )
 
     def _poster(self, node: int, post: Post) -> Post:
-        def tagged(message: Message) -> object:
+        def combining(message: Message) -> object:
             if isinstance(message, ConnectionChanged):
                 self._states[node] = message
                 return post(combined(self._states, self.hosts))
-            if isinstance(message, ChunkReceived | StreamMarked | StreamEnded):
-                message.node = node
             return post(message)
 
-        return tagged
+        return combining
 
     async def reconnect(self) -> None:
         """Drop every host's link; each session's supervisor connects again."""

@@ -8,16 +8,15 @@ disagreement between the signals.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from tui.engine.judge.judge import Judgement, Signals, judge
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.log_engine import LogEngine, Update
+from tui.engine.logs.log_line import LogLine
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.timing.estimate import Expectations
-
-Line = tuple[str | None, str, bool]
 
 
 class EngineLink(Protocol):
@@ -26,15 +25,15 @@ class EngineLink(Protocol):
     @property
     def snapshot(self) -> Snapshot: ...
 
-    def feed(self, data: bytes) -> list[Line]:
-        """Parse a chunk; return its complete lines as (rank, sanitized text, is_problem)."""
+    def feed(self, data: bytes) -> Sequence[LogLine]:
+        """Parse a chunk; return its complete lines (rank, sanitized text, is_problem)."""
         ...
 
-    def finish(self) -> list[Line]:
+    def finish(self) -> Sequence[LogLine]:
         """The stream ended: parse a trailing partial line."""
         ...
 
-    def new_run(self, reason: str) -> list[Line]:
+    def new_run(self, reason: str) -> Sequence[LogLine]:
         """The file was replaced or truncated: what follows is a new run."""
         ...
 
@@ -58,17 +57,17 @@ class EngineAdapter:
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
-    def _take(self, update: Update) -> list[Line]:
+    def _take(self, update: Update) -> Sequence[LogLine]:
         self._snapshot = update.snapshot
-        return [(line.rank, line.text, line.problem) for line in update.lines]
+        return update.lines
 
-    def feed(self, data: bytes) -> list[Line]:
+    def feed(self, data: bytes) -> Sequence[LogLine]:
         return self._take(self.engine.feed(data))
 
-    def finish(self) -> list[Line]:
+    def finish(self) -> Sequence[LogLine]:
         return self._take(self.engine.finish())
 
-    def new_run(self, reason: str) -> list[Line]:
+    def new_run(self, reason: str) -> Sequence[LogLine]:
         return self._take(self.engine.mark_new_run(reason))
 
     def judge(

@@ -1,57 +1,41 @@
-"""Where the app's data comes from: adapters that turn a stream into posted messages.
+"""Where the app's data comes from: adapters that turn a stream into queued log items and
+posted messages.
 
-A source is an object with ``async run(post)``: it reads until it is cancelled or the stream
-ends and reports everything, failures included, as messages. It never raises into the app.
+A feed source is an object with ``async run(post, put)``: it reads until it is cancelled or the
+stream ends. Every log item (chunk, marker, end) it awaits into the ingest queue through ``put``,
+so it reads no faster than the engine parses; what it learns about the link it posts to the app
+as a message. It never raises into the app.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from typing import Protocol, TypeAlias, runtime_checkable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol, TypeAlias
 
 from textual.message import Message
 
-from tui.app.monitor.monitor_messages import (
-    ChunkReceived,
-    ConnectionChanged,
-    HealthPolled,
-    StreamEnded,
-)
+from tui.app.feed.stream_items import ChunkReceived, StreamEnded, StreamItem, StreamMarked
+from tui.app.monitor.monitor_messages import ConnectionChanged, HealthPolled
 from tui.app.monitor.view_model import ConnectionState, HealthReading
 
 Post: TypeAlias = Callable[[Message], object]
-Step: TypeAlias = bytes | ConnectionState | HealthReading | float | Message
+"""Hands the app a message about the link or the server (connection, health)."""
+Put: TypeAlias = Callable[[StreamItem], Awaitable[None]]
+"""Queues a log item for the engine; the await lasts while the queue is full."""
+Step: TypeAlias = bytes | StreamItem | ConnectionState | HealthReading | float | Message
 
 
-class Source(Protocol):
-    """A producer of log chunks and connection changes."""
+class FeedSource(Protocol):
+    """A producer of log items and connection changes."""
+
+    async def run(self, post: Post, put: Put) -> None: ...
+
+
+class ReadingSource(Protocol):
+    """A producer of messages only (the health poll)."""
 
     async def run(self, post: Post) -> None: ...
-
-
-WAITING_LIMIT = 8 * 1024 * 1024
-"""Bytes received but not yet parsed above which a source stops reading for a moment."""
-
-
-class Backpressure:
-    """How far parsing lags behind reading; a source awaits ``room`` after each chunk, so a
-    huge backlog (a long log at connect) stays in the file instead of in memory."""
-
-    def __init__(self, waiting: Callable[[], int], limit: int = WAITING_LIMIT) -> None:
-        self.waiting = waiting
-        self.limit = limit
-
-    async def room(self) -> None:
-        for _ in iter(lambda: self.waiting() > self.limit, False):
-            await asyncio.sleep(0.01)
-
-
-@runtime_checkable
-class Throttled(Protocol):
-    """A source that reads no faster than the app parses."""
-
-    throttle: Backpressure | None
 
 
 class Reconnectable(Protocol):
@@ -68,20 +52,22 @@ class ScriptedSource:
         self.steps = list(steps)
         self.end = end
 
-    async def run(self, post: Post) -> None:
+    async def run(self, post: Post, put: Put) -> None:
         for step in self.steps:
             if isinstance(step, (int, float)):
                 await asyncio.sleep(step)
+            elif isinstance(step, bytes):
+                await put(ChunkReceived(step))
+            elif isinstance(step, ChunkReceived | StreamMarked | StreamEnded):
+                await put(step)
             else:
                 post(as_message(step))
         if self.end:
-            post(StreamEnded("end of script"))
+            await put(StreamEnded("end of script"))
 
 
-def as_message(step: bytes | ConnectionState | HealthReading | Message) -> Message:
+def as_message(step: ConnectionState | HealthReading | Message) -> Message:
     """The message a script step stands for."""
-    if isinstance(step, bytes):
-        return ChunkReceived(step)
     if isinstance(step, ConnectionState):
         return ConnectionChanged(step)
     if isinstance(step, HealthReading):

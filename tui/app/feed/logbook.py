@@ -6,39 +6,14 @@ show one rank or all, or only the problems across ranks, without looking at the 
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import islice
 
+from tui.engine.logs.log_line import LogLine
+from tui.engine.logs.sanitize import printable
+
 DEFAULT_CAPACITY = 200_000
-
-# Last line of defence at the widget boundary: whatever the engine let through, no control byte
-# (C0 but tab, DEL, C1) reaches a widget, since Textual's Log passes ESC to the terminal as is.
-_CONTROL_CODES = (*range(0x00, 0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0))
-_CONTROLS = dict.fromkeys(_CONTROL_CODES, "\ufffd")
-
-
-_ANY_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character but tab replaced by U+FFFD (looked for first:
-    a search costs a fifth of a translation, and clean text is the rule)."""
-    if _ANY_CONTROL.search(text) is None:
-        return text
-    return text.translate(_CONTROLS)
-
-
-@dataclass(frozen=True, slots=True)
-class LogLine:
-    """One sanitized line; ``seq`` counts every line ever received, from 1."""
-
-    seq: int
-    rank: str | None
-    text: str
-    problem: bool = False
 
 
 class LogBook:
@@ -54,11 +29,13 @@ class LogBook:
         self._problems: deque[bool] = deque(maxlen=capacity)
         self.total = 0
 
-    def extend(self, lines: Iterable[tuple[str | None, str, bool]]) -> None:
-        for rank, text, problem in lines:
-            self._texts.append(printable(text))
-            self._ranks.append(rank)
-            self._problems.append(problem)
+    def extend(self, lines: Iterable[LogLine]) -> None:
+        """Keep ``lines``; their text passes ``printable`` once more, the last line of defence
+        at the widget boundary (Textual's ``Log`` passes ESC to the terminal as is)."""
+        for line in lines:
+            self._texts.append(printable(line.text))
+            self._ranks.append(line.rank)
+            self._problems.append(line.problem)
             self.total += 1
 
     @property
@@ -77,7 +54,7 @@ class LogBook:
         problems = list(islice(reversed(self._problems), wanted))
         first = self.total - wanted + 1
         return (
-            LogLine(first + i, ranks[-1 - i], texts[-1 - i], problems[-1 - i])
+            LogLine(ranks[-1 - i], texts[-1 - i], problems[-1 - i], first + i)
             for i in range(wanted)
         )
 

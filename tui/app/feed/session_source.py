@@ -6,10 +6,11 @@ turns what they report into the app's messages.
 
 from __future__ import annotations
 
-from textual.message import Message
+import contextlib
 
-from tui.app.feed.feed_sources import Backpressure, Post
-from tui.app.monitor.monitor_messages import ChunkReceived, ConnectionChanged, StreamMarked
+from tui.app.feed.feed_sources import Post, Put
+from tui.app.feed.stream_items import ChunkReceived, StreamItem, StreamMarked
+from tui.app.monitor.monitor_messages import ConnectionChanged
 from tui.app.monitor.view_model import ConnectionState
 from tui.io.transport.host_session import HostSession, SessionClosed
 from tui.io.transport.link_events import (
@@ -18,8 +19,8 @@ from tui.io.transport.link_events import (
     Connecting,
     ConnectionEvent,
     ConnectionLost,
-    Marker,
     Reconnected,
+    StreamMarker,
     TailItem,
 )
 from tui.io.transport.ssh import ConnectError
@@ -43,41 +44,44 @@ def connection_message(event: ConnectionEvent) -> ConnectionChanged:
     return ConnectionChanged(ConnectionState.REFUSED, detail)
 
 
-def tail_message(item: TailItem) -> Message:
-    """The message for one item of a log tail."""
+def stream_item(item: TailItem, node: int = 0) -> StreamItem:
+    """The ingest item for one item of node ``node``'s log tail."""
     if isinstance(item, Chunk):
-        return ChunkReceived(item.data)
-    if isinstance(item, Marker):
-        return StreamMarked(item.kind.value, item.detail, new_file=item.starts_new_file)
+        return ChunkReceived(item.data, node)
+    if isinstance(item, StreamMarker):
+        return StreamMarked(item.kind.value, item.detail, item.starts_new_file, node)
     lost = "an unknown number of" if item.size is None else str(item.size)
-    return StreamMarked("gap", f"{lost} bytes could not be read ({item.reason})")
+    return StreamMarked("gap", f"{lost} bytes could not be read ({item.reason})", node=node)
 
 
 class SessionSource:
-    """Tails one log file through a ``HostSession`` and relays its connection events."""
+    """Tails one log file through a ``HostSession`` and relays its connection events; the tail
+    reads on only once the ingest queue took the last item, so a slow engine holds the SSH
+    channel back through its flow control. Items carry ``node``."""
 
-    def __init__(self, session: HostSession, path: str) -> None:
+    def __init__(self, session: HostSession, path: str, node: int = 0) -> None:
         self.session = session
         self.path = path
+        self.node = node
         self._post: Post | None = None
-        self.throttle: Backpressure | None = None
         session.on_event(self._relay)
 
     def _relay(self, event: ConnectionEvent) -> None:
         if self._post is not None:
             self._post(connection_message(event))
 
-    async def run(self, post: Post) -> None:
+    async def run(self, post: Post, put: Put) -> None:
         self._post = post
         try:
             if self.session.connected:
                 post(ConnectionChanged(ConnectionState.CONNECTED))
             else:
                 await self.session.start()
-            async for item in self.session.tail(self.path):
-                post(tail_message(item))
-                if self.throttle is not None:
-                    await self.throttle.room()
+            # Closed at once when cancelled while waiting for room: the tail's remote reader
+            # stops now, not whenever the abandoned generator is collected.
+            async with contextlib.aclosing(self.session.tail(self.path)) as items:
+                async for item in items:
+                    await put(stream_item(item, self.node))
         except ConnectError:
             return  # already reported through the session's ConnectionFailed event
         except SessionClosed as closed:

@@ -23,6 +23,7 @@ from tui.app.monitor.monitor_state import MonitorState
 from tui.app.monitor.view_model import MonitorView
 from tui.app.screens.log_view import LogScreen
 from tui.engine.launch.launch_record import RunState, RunStatus
+from tui.engine.logs.log_line import LogLine
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.stacks.stack_dump import StackDump, dump_rank_stacks
 from tui.io.transport.host_session import HostSession
@@ -62,10 +63,10 @@ def process_group(statuses: Sequence[RunStatus], node: int) -> tuple[int | None,
     return found.record.pgid, ""
 
 
-def dump_lines(tag: str, group: int, dump: StackDump) -> list[tuple[str | None, str, bool]]:
+def dump_lines(tag: str, group: int, dump: StackDump) -> list[LogLine]:
     """Log-ring lines for a dump: a heading, then the stacks, all under the rank."""
     heading = f"── py-spy dump of {tag} (process group {group}) ──"
-    return [(tag, heading, False), *((tag, line, False) for line in dump.text.splitlines())]
+    return [LogLine(tag, text, False) for text in (heading, *dump.text.splitlines())]
 
 
 class StacksDumped(Message):

@@ -11,25 +11,18 @@ from typing import ClassVar
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.app.bench.bench_pane import BENCH_ACTIONS, BENCH_BINDINGS, BenchPane
 from tui.app.feed.engine_link import EngineLink
-from tui.app.feed.feed_sources import Backpressure, Source, Throttled
+from tui.app.feed.feed_sources import FeedSource, ReadingSource
 from tui.app.feed.ingest import Ingest
+from tui.app.launch.kernel_log_check import KernelLogCheck
 from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchActions, LauncherOpener
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
-from tui.app.monitor.monitor_messages import (
-    ChunkReceived,
-    ConnectionChanged,
-    HealthPolled,
-    RankFocused,
-    StreamEnded,
-    StreamMarked,
-)
+from tui.app.monitor.monitor_messages import ConnectionChanged, HealthPolled, RankFocused
 from tui.app.monitor.monitor_state import MonitorState
 from tui.app.monitor.palette import MonitorCommands
 from tui.app.monitor.themes import DEFAULT_THEME, FALLBACK_THEME, SEMANTIC_DEFAULTS, load_themes
@@ -85,9 +78,9 @@ class MonitorApp(App[int]):
         self,
         *,
         link: EngineLink,
-        source: Source,
+        source: FeedSource,
         target: Target,
-        health: Source | None = None,
+        health: ReadingSource | None = None,
         clock: Callable[[], float] = time.monotonic,
         theme: str = DEFAULT_THEME,
         keymap: Mapping[str, str] | None = None,
@@ -103,9 +96,6 @@ class MonitorApp(App[int]):
         super().__init__()
         self.state = MonitorState(link, target, clock, expected_seconds)
         self.ingest = Ingest(self.state)
-        self.in_flight = 0
-        if isinstance(source, Throttled):
-            source.throttle = Backpressure(self.waiting_bytes)
         self._source = source
         self._health = health
         self._telemetry = tuple(telemetry)
@@ -115,6 +105,7 @@ class MonitorApp(App[int]):
         self.launch_actions = LaunchActions(launcher, read_only)
         self.bench = BenchPane(bench, lambda: self.state.link.snapshot, id="bench")
         self.stack_actions = StackActions(self.state, hosts, lambda: self.launch_actions.statuses)
+        self.kernel_check = KernelLogCheck(hosts)
         self.alerts = Alerts(self, notify_mode)
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
@@ -124,16 +115,12 @@ class MonitorApp(App[int]):
         return dict(SEMANTIC_DEFAULTS)
 
     def get_default_screen(self) -> MainScreen:
-        return MainScreen(self.bench, (self.launch_actions, self.stack_actions))
+        return MainScreen(self.bench, (self.launch_actions, self.stack_actions, self.kernel_check))
 
-    def waiting_bytes(self) -> int:
-        """Log bytes a source handed over that the engine has not parsed yet."""
-        return self.in_flight + self.ingest.backlog
-
-    def _posted(self, message: Message) -> None:
-        if isinstance(message, ChunkReceived):
-            self.in_flight += len(message.data)
-        self.post_message(message)
+    def _start_source(self) -> None:
+        """Read the log: items into the ingest queue (awaited), link changes as messages."""
+        source = self._source.run(self.post_message, self.ingest.put)
+        self.run_worker(source, group="source", exit_on_error=False)
 
     def on_mount(self) -> None:
         self._install_themes()
@@ -143,7 +130,7 @@ class MonitorApp(App[int]):
         self._arm_flush()
         self.set_interval(CLOCK_SECONDS, self._tick)
         self.run_worker(self.ingest.run(), group="ingest", exit_on_error=False)
-        self.run_worker(self._source.run(self._posted), group="source", exit_on_error=False)
+        self._start_source()
         if self._health is not None:
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
@@ -177,20 +164,6 @@ class MonitorApp(App[int]):
                 self.post_message(GpuTelemetryUpdated(snapshot, feed.nodes))
 
     # --- messages from workers -------------------------------------------------------------
-
-    @on(ChunkReceived)
-    def _chunk(self, message: ChunkReceived) -> None:
-        self.in_flight -= len(message.data)
-        self.ingest.push(message.data, message.node)
-
-    @on(StreamMarked)
-    def _marked(self, message: StreamMarked) -> None:
-        text = f"{message.kind}: {message.detail}" if message.detail else message.kind
-        self.ingest.push_mark(text, message.new_file, message.node)
-
-    @on(StreamEnded)
-    def _ended(self, message: StreamEnded) -> None:
-        self.ingest.push_end(message.node)
 
     @on(ConnectionChanged)
     def _connection(self, message: ConnectionChanged) -> None:
@@ -299,7 +272,7 @@ class MonitorApp(App[int]):
         self.state.set_connection(ConnectionState.RECONNECTING, "asked by the user")
         self.workers.cancel_group(self, "source")
         await self._reconnect()
-        self.run_worker(self._source.run(self._posted), group="source", exit_on_error=False)
+        self._start_source()
 
     def action_focus_rank(self, index: int) -> None:
         main = self._main()

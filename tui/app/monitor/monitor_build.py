@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from tui.app.feed.engine_link import EngineAdapter, EngineLink
-from tui.app.feed.feed_sources import Source
+from tui.app.feed.feed_sources import FeedSource
 from tui.app.feed.health_source import HealthSource
 from tui.app.feed.session_source import SessionSource
 from tui.app.launch.launch_actions import LauncherOpener
@@ -83,7 +83,7 @@ class AppParts:
     source, the sessions (node 0's first: it serves the API) and the GPU reader."""
 
     link: EngineLink
-    source: Source
+    source: FeedSource
     reconnect: Callable[[], Awaitable[None]]
     sessions: Sequence[HostSession]
     api_host: str | None

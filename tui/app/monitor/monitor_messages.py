@@ -1,41 +1,12 @@
-"""Messages that workers post to the app. Each names something that already happened."""
+"""Messages that workers post to the app. Each names something that already happened.
+
+Log data does not travel as messages: it goes through the ingest queue (``tui.app.feed``)."""
 
 from __future__ import annotations
 
 from textual.message import Message
 
 from tui.app.monitor.view_model import ConnectionState, HealthReading
-
-
-class ChunkReceived(Message):
-    """Raw bytes arrived from the server log (any size; split into lines by the engine).
-
-    ``node`` says which node's log they belong to when the server spans several hosts."""
-
-    def __init__(self, data: bytes, node: int = 0) -> None:
-        super().__init__()
-        self.data = data
-        self.node = node
-
-
-class StreamMarked(Message):
-    """The tail noticed something about the file itself: a gap, a rotation, a truncation."""
-
-    def __init__(self, kind: str, detail: str = "", new_file: bool = False, node: int = 0) -> None:
-        super().__init__()
-        self.kind = kind
-        self.detail = detail
-        self.new_file = new_file
-        self.node = node
-
-
-class StreamEnded(Message):
-    """The log stream finished (a local file read to its end, or the source gave up)."""
-
-    def __init__(self, reason: str = "", node: int = 0) -> None:
-        super().__init__()
-        self.reason = reason
-        self.node = node
 
 
 class ConnectionChanged(Message):

@@ -10,6 +10,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from tui.app.bench.bench_pane import BenchPane
+from tui.app.launch.kernel_log_check import KernelLogCheck
 from tui.app.monitor.view_model import MonitorView
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.gpu_widgets import RankGpuView, rank_gpu_view
@@ -118,6 +119,9 @@ class MainScreen(Screen[None]):
         self._header.show(view)
         self._grid.show(rank_cards(view), view.snapshot.nodes, view.now)
         self._failure.show(view.snapshot.failure)
+        for feature in self._features:
+            if isinstance(feature, KernelLogCheck):
+                feature.saw(view)
 
     def focused_rank(self) -> str | None:
         focused = self.focused

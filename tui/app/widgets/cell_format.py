@@ -6,7 +6,7 @@ import math
 
 from textual.content import Content
 
-from tui.app.feed.logbook import printable
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import RankState
 from tui.engine.startup.vocabulary import Stage
 

@@ -7,7 +7,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.feed.logbook import printable
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import Failure
 
 
@@ -46,6 +46,8 @@ class FailurePanel(VerticalScroll):
         & > #failure-title { height: 1; }
         & > #failure-excerpt { height: auto; color: $foreground; }
         & > #failure-hint { height: 1; color: $text-muted; }
+        & > #failure-hardware { display: none; height: auto; color: $text-warning; }
+        & > #failure-hardware.-shown { display: block; }
     }
     """
 
@@ -56,6 +58,7 @@ class FailurePanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Content(""), id="failure-title")
         yield Static(Content(""), id="failure-excerpt")
+        yield Static(Content(""), id="failure-hardware")
         yield Static(Content("y copies this excerpt · l opens the log"), id="failure-hint")
 
     def show(self, failure: Failure | None) -> None:
@@ -65,6 +68,13 @@ class FailurePanel(VerticalScroll):
         self.set_class(failure is not None, "-shown")
         if failure is None:
             return
+        self.show_hardware("")  # a new failure: the host's kernel log is read again
         self.query_one("#failure-title", Static).update(failure_title(failure))
         excerpt = "\n".join(printable(line) for line in failure.excerpt.splitlines())
         self.query_one("#failure-excerpt", Static).update(Content(excerpt))
+
+    def show_hardware(self, summary: str) -> None:
+        """What the host's kernel log said about the GPUs (plain text, never markup)."""
+        line = self.query_one("#failure-hardware", Static)
+        line.update(Content(printable(summary)))
+        line.set_class(bool(summary), "-shown")

@@ -17,10 +17,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 
-from tui.app.feed.logbook import printable
 from tui.engine.gpu.gpu_map import MapSource, RankGpu
 from tui.engine.gpu.gpu_state import GpuSnapshot, GpuState
 from tui.engine.gpu.gpu_values import NoTelemetry
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import RankState
 
 _LEVELS = " ▁▂▃▄▅▆▇█"

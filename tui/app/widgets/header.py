@@ -9,13 +9,13 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from tui.app.feed.logbook import printable
 from tui.app.monitor.view_model import ConnectionState, MonitorView
 from tui.app.widgets import cell_format as fmt
 from tui.app.widgets.content_line import ContentLine
 from tui.app.widgets.gpu_widgets import GpuSummary
 from tui.app.widgets.health_badge import HealthBadge, VerdictBadge
 from tui.app.widgets.node_rows import traffic_note
+from tui.engine.logs.sanitize import printable
 from tui.engine.servers import registry
 from tui.engine.startup.snapshot import ServerInfo
 from tui.engine.startup.vocabulary import Verdict

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from tui.app.feed.logbook import printable
 from tui.app.widgets import cell_format as fmt
 from tui.engine.cluster.cluster_engine import skew_label
+from tui.engine.logs.sanitize import printable
 from tui.engine.startup.snapshot import NodeSummary, Snapshot
 
 TRAFFIC_NOTE = "health and benchmarks: node 0 only"
@@ -40,7 +40,7 @@ def node_title(node: int, summary: NodeSummary | None, now: float) -> Content:
 
 
 def _style(summary: NodeSummary) -> str:
-    if summary.failed:
+    if summary.failed or summary.missing:
         return "bold $rank-failed"
     if summary.ready:
         return "$rank-ready"

@@ -11,11 +11,11 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.app.feed.logbook import printable
 from tui.app.widgets import cell_format as fmt
 from tui.app.widgets.content_line import LineMaker, LineSlot, blank, draw_line
 from tui.app.widgets.gpu_widgets import RankGpuView, panel_line
-from tui.engine.startup.snapshot import Progress, RankState
+from tui.engine.logs.sanitize import printable
+from tui.engine.startup.snapshot import PhaseState, Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
 _FULL_ROWS = 4
@@ -146,7 +146,7 @@ class RankPanel(Widget, can_focus=True):
             ]
         return [
             (partial(self._stage_line, card, with_tag=False), stage_key),
-            (partial(self._progress_line, card), (rank.progress, card.approx)),
+            (partial(self._progress_line, card), (rank.progress, card.approx, rank.phase)),
             (partial(self._memory, card), (rank.avail_gb, rank.used_gb, rank.kv_tokens, card.gpu)),
             (partial(_last_line, rank.last_message or rank.last_line), rank.last_line),
         ]
@@ -177,6 +177,9 @@ class RankPanel(Widget, can_focus=True):
         return Content.assemble(left, " " * gap, timer)
 
     def _progress_line(self, card: RankCard, width: int) -> Content:
+        phase = card.rank.phase
+        if phase is not None and phase.running and phase.stage is card.rank.stage:
+            return _phase_line(phase, width)
         progress = card.rank.progress or card.approx
         if progress is None:
             return fmt.bar(0.0, width).stylize("dim")
@@ -204,6 +207,14 @@ class RankPanel(Widget, can_focus=True):
             approx = "≈" if card.rank.progress is None else ""
             tail = f" {approx}{progress.done}/{progress.total}"
         return fmt.bar(fraction, max(1, width - len(tail))) + Content(tail)
+
+
+def _phase_line(phase: PhaseState, width: int) -> Content:
+    """A compile or JIT phase inside the stage: its bar when it draws one, else its count."""
+    detail = f" {printable(phase.label)}"[: max(0, width // 2 if phase.total else width - 4)]
+    fraction = phase.done / phase.total if phase.total else 0.0
+    bar = fmt.bar(fraction, max(1, width - len(detail)))
+    return (bar if phase.total else bar.stylize("dim")) + Content(detail)
 
 
 def _last_line(text: str, width: int) -> Content:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 from tui.engine.cluster.cluster_merge import merge, node_is_ready
 from tui.engine.cluster.cluster_nodes import SKEW_NOTICE, ClockOffsets, joined_at
-from tui.engine.logs.line_scan import LogLine
 from tui.engine.logs.log_engine import LogEngine, Update
+from tui.engine.logs.log_line import LogLine
 from tui.engine.servers import registry
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.snapshot import Snapshot

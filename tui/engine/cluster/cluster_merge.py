@@ -20,7 +20,7 @@ from tui.engine.cluster.cluster_nodes import (
 )
 from tui.engine.servers import registry
 from tui.engine.startup.log_events import MAIN
-from tui.engine.startup.snapshot import NodeSummary, RankState, Snapshot
+from tui.engine.startup.snapshot import NodeSummary, RankState, Rendezvous, Snapshot
 from tui.engine.startup.vocabulary import Outcome, Stage
 
 
@@ -78,6 +78,7 @@ def merge(
         ready_at=max((at for at in ready_at if at is not None), default=None) if ready else None,
         decode=api.decode,
         requests=sum(s.requests for s in snapshots),
+        rendezvous=short_rendezvous(snapshots),
         nodes=tuple(
             summarize(k, hosts[k], snapshots, offsets, ready_at) for k in range(len(snapshots))
         ),
@@ -131,6 +132,23 @@ def _ready_ts(snapshots: Sequence[Snapshot], offsets: ClockOffsets) -> float | N
     return max(known) if known else None
 
 
+def short_rendezvous(snapshots: Sequence[Snapshot]) -> Rendezvous | None:
+    """The first node's rendezvous that came up short or named a peer (node 0 hosts the
+    store), else the first one seen."""
+    found = [s.rendezvous for s in snapshots if s.rendezvous is not None]
+    return next((r for r in found if r.missing or r.peers), found[0] if found else None)
+
+
+def _missing(host: str, joined: bool, rendezvous: Rendezvous | None) -> bool:
+    """The node's ranks never joined a rendezvous that came up short, or its address is the
+    peer that went away."""
+    if rendezvous is None:
+        return False
+    named = bool(host) and any(peer == host or peer.startswith(host + ":") or
+                               host.endswith("@" + peer) for peer in rendezvous.peers)  # fmt: skip
+    return named or (rendezvous.missing > 0 and not joined)
+
+
 def summarize(
     node: int,
     host: str,
@@ -154,6 +172,7 @@ def summarize(
         lines=snapshot.lines,
         behind_since=behind_since(node, snapshots, offsets, ready_at),
         clock_skew=offsets.skew(node),
+        missing=_missing(host, joined, short_rendezvous(snapshots)),
     )
     return replace(summary, note=node_note(summary, snapshots, offsets, ready_at))
 
@@ -169,6 +188,10 @@ def node_note(
     failure = snapshot.failure
     if failure is not None:
         return f"failed: {failure.kind.value}" + (f" on {failure.rank}" if failure.rank else "")
+    rendezvous = short_rendezvous(snapshots)
+    if summary.missing and rendezvous is not None:
+        count = f" ({rendezvous.joined}/{rendezvous.expected} joined)" if rendezvous.missing else ""
+        return f"missing from the rendezvous{count}"
     if summary.stopped:
         return "stopped"
     if summary.ready:

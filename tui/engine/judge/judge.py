@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui.engine.judge.health import HealthState
+from tui.engine.judge.rendezvous_gap import rendezvous_gap
 from tui.engine.judge.stall import RankStatus, StallPolicy, assess, stalled
 from tui.engine.judge.verdict import Watched, decide_verdict
 from tui.engine.startup.snapshot import Snapshot
@@ -93,7 +94,8 @@ def _reason(
     if verdict is Verdict.STALLED:
         return _stall_reason(snapshot, stalled(statuses)[0])
     stage = snapshot.last_stage.label if snapshot.last_stage is not None else "no stage yet"
-    return f"starting; last stage: {stage}"
+    phase = next((s.reason for s in statuses if s.phase), "")
+    return f"starting; last stage: {stage}" + (f" ({phase})" if phase else "")
 
 
 def _ready_reason(snapshot: Snapshot, watched: Watched) -> str:
@@ -113,7 +115,10 @@ def _failure_reason(snapshot: Snapshot) -> str:
         return "failed"
     where = f" on {failure.rank}" if failure.rank else ""
     lines = failure.excerpt.strip().splitlines()
-    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}"
+    raise_it = f"; to wait longer, raise {failure.setting}" if failure.setting else ""
+    gap = rendezvous_gap(snapshot)
+    gap = f"; {gap}" if gap else ""
+    return f"{failure.kind.value}{where}: {lines[-1] if lines else ''}{raise_it}{gap}"
 
 
 def _stall_reason(snapshot: Snapshot, status: RankStatus) -> str:

@@ -12,18 +12,24 @@ The numbers come from past runs (``Expectations``): ``usual`` is a stage's media
   slower disk, a throttled GPU) is more likely than a hang that only one rank reached.
 - OK, "waiting for TP2": a rank ahead of a live rank still in an earlier stage is blocked in a
   collective on it, whatever its own silence; the rank behind is the one judged.
+- A compile, JIT or autotune phase (``RankState.phase``) has rules of its own while it runs:
+  STALLED only when no step of it (a build started or finished, its bar redrawn) came for
+  ``max(factor * p95, floor)`` of the phase's usual step time (``Expectations.phase_step``)
+  and no rank in the stage printed a line for ``floor`` seconds; a cold cache's long builds
+  are OK while they keep finishing. Time the stage spent in a phase that ended does not count
+  against the stage's own limit.
 - FAILED: the log showed a failure. Hangs the engines detect themselves (SGLang's scheduler
   watchdog, the NCCL watchdog) are classified by the grammar as failures, never guessed here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from tui.engine.startup.log_events import Event
-from tui.engine.startup.snapshot import RankState, Snapshot
-from tui.engine.startup.vocabulary import Outcome, Stage
+from tui.engine.startup.snapshot import PhaseState, RankState, Snapshot
+from tui.engine.startup.vocabulary import Outcome, Phase, Stage
 from tui.engine.timing.estimate import (
     DEFAULT_HIGH,
     DEFAULT_LOW,
@@ -77,6 +83,8 @@ class RankStatus:
     threshold: float | None = None
     behind_for: float | None = None
     reason: str = ""
+    phase: Phase | None = None
+    """The compile or JIT phase the rank was judged by, if one was running in its stage."""
 
     @property
     def flagged(self) -> bool:
@@ -125,6 +133,12 @@ def _assess_rank(
     waiting = _waiting_for(rank, ranks)
     if waiting:
         return _with(base, RankHealth.OK, reason=f"waiting for {', '.join(waiting[:4])}")
+    running = _running_phase(rank, ranks)
+    if running is not None:
+        return _assess_phase(base, rank, running, ranks, expectations, now, policy)
+    resumed = _phase_left_at(rank, ranks)
+    if resumed is not None:  # the stage's own work resumed when the phase last stepped
+        in_stage = max(now - max(rank.stage_started_at, resumed), 0.0)
     usual = usual_for(expectations, rank.stage, rank.draft)
     behind = _behind_for(rank, ranks, now)
     lagging = behind is not None and behind > policy.lag_threshold(usual)
@@ -140,6 +154,59 @@ def _assess_rank(
         reason = f"still in {_stage_name(rank)}; most other ranks left it {clock_label(behind)} ago"
         return _with(base, RankHealth.LAGGING, threshold=limit, behind_for=behind, reason=reason)
     return base
+
+
+def _running_phase(rank: RankState, ranks: tuple[RankState, ...]) -> PhaseState | None:
+    """The compile or JIT phase running in ``rank``'s stage: its own, else another rank's in
+    the same stage (the builds of every rank are often printed without a rank tag, and the
+    ranks wait for each other's)."""
+    for other in (rank, *ranks):
+        phase = other.phase
+        if (
+            phase is not None
+            and phase.running
+            and phase.stage is rank.stage
+            and other.stage is rank.stage
+            and not other.failed
+        ):
+            return phase
+    return None
+
+
+def _phase_left_at(rank: RankState, ranks: tuple[RankState, ...]) -> float | None:
+    """When the last compile or JIT step in ``rank``'s stage happened (on any rank in it)."""
+    steps = [
+        other.phase.step_at
+        for other in (rank, *ranks)
+        if other.phase is not None and other.phase.stage is rank.stage and other.stage is rank.stage
+    ]
+    return max(steps) if steps else None
+
+
+def _assess_phase(
+    base: RankStatus,
+    rank: RankState,
+    phase: PhaseState,
+    ranks: tuple[RankState, ...],
+    expectations: Expectations,
+    now: float,
+    policy: StallPolicy,
+) -> RankStatus:
+    """A rank inside a running compile or JIT phase: judged by the time since its last step."""
+    usual = expectations.phase_step(phase.phase)
+    limit = policy.threshold(usual)
+    since_step = max(now - phase.step_at, 0.0)
+    quiet = _stage_silence(rank, ranks, now)
+    if since_step > limit and quiet > min(policy.floor, limit):
+        reason = (
+            f"silent {clock_label(quiet)}, no {phase.phase.label} step for "
+            f"{clock_label(since_step)} in {_stage_name(rank)} (a step usually {usual.label}, "
+            f"limit {clock_label(limit)})"
+        )
+        stuck = _with(base, RankHealth.STALLED, threshold=limit, reason=reason)
+        return replace(stuck, phase=phase.phase)
+    return replace(_with(base, RankHealth.OK, threshold=limit, reason=phase.label),
+                   phase=phase.phase)  # fmt: skip
 
 
 def _behind_for(rank: RankState, ranks: tuple[RankState, ...], now: float) -> float | None:

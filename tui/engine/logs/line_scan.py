@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from itertools import islice
-from typing import NamedTuple
 
 from tui.engine.logs.bulk_read import BulkReader
+from tui.engine.logs.log_line import LogLine
 from tui.engine.logs.plain_bytes import Span
 from tui.engine.logs.problem_lines import looks_bad
 from tui.engine.logs.sanitize import split_lines, suspect_chars
@@ -57,14 +57,6 @@ MAX_PREFIX = 64
 """Characters searched for ``ACCESS_MARK``: a process prefix is shorter."""
 _SHAPES, _ACCESS = FastPath.STAMPED_SHAPES, FastPath.ACCESS_LINES
 """The fast paths, read once: an enum member costs a look-up through its class each time."""
-
-
-class LogLine(NamedTuple):
-    """A complete line for a log view: its rank (if known), text, and whether it looks bad."""
-
-    rank: str | None
-    text: str
-    problem: bool
 
 
 class Scanner:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tui.engine.logs.encoding import StreamDecoder
-from tui.engine.logs.line_scan import LogLine, Scanner
+from tui.engine.logs.line_scan import Scanner
+from tui.engine.logs.log_line import LogLine
 from tui.engine.logs.plain_bytes import odd_spans
 from tui.engine.logs.sanitize import MAX_LINE_CHARS, cap_line, clean_segment, overlay
 from tui.engine.servers.line_grammar import LineGrammar

@@ -13,6 +13,7 @@ from typing import Any
 
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.snapshot import Failure, RankState, Snapshot, StageSpan
+from tui.engine.startup.vocabulary import Phase
 
 
 def replay_chunks(
@@ -105,7 +106,10 @@ def _failure_text(failure: Failure | None) -> list[str]:
     during = f" during {failure.stage.label}" if failure.stage else ""
     label = f" ({failure.kind.label})"
     head = f"failure   {failure.kind.value}{where} at line {failure.line}{during}{label}"
-    return ["", head, *(f"  | {line}" for line in failure.excerpt.splitlines())]
+    lines = ["", head, *(f"  | {line}" for line in failure.excerpt.splitlines())]
+    if failure.setting:
+        lines.append(f"          to wait longer, raise {failure.setting}")
+    return lines
 
 
 def _count(number: int, noun: str) -> str:
@@ -119,6 +123,13 @@ def _rank_rows(rank: RankState, width: int) -> list[str]:
         label = span.stage.label + (" (draft)" if span.draft else "")
         seconds = "…" if span.seconds is None else f"{span.seconds:.1f}"
         rows.append(f"{tag:<{width}} {label:<24} {span.start_text or '-':<23} {seconds:>8}")
+    totals: dict[Phase, tuple[float, int]] = {}
+    for done in rank.phases:  # compile and JIT phases, inside the stages above
+        took, units = totals.get(done.phase, (0.0, 0))
+        totals[done.phase] = (took + done.seconds, units + done.steps)
+    for phase, (took, units) in totals.items():
+        text = f"  {phase.label} ({_count(units, 'unit')})"
+        rows.append(f"{'':<{width}} {text:<48} {took:>8.1f}")
     return rows
 
 

@@ -19,7 +19,7 @@ from tui.engine.servers.hits import (
     StageHit,
     StopHit,
 )
-from tui.engine.startup.vocabulary import FailureKind, Stage
+from tui.engine.startup.vocabulary import FailureKind, Phase, Stage
 
 # ---------------------------------------------------------------------------- numbers
 
@@ -63,20 +63,29 @@ def parse_bar(text: str) -> ProgressHit | None:
     if match is None:
         return None
     desc = match["desc"] or ""
+    phase = None
     if any(word in desc for word in _WEIGHT_BARS):
         stage = Stage.WEIGHT_LOADING
     elif any(word in desc for word in _GRAPH_BARS):
         stage = Stage.CUDA_GRAPH
+    elif _PHASE_BAR in desc:  # SGLang's DeepGEMM warm-up: inside whatever stage runs it
+        stage, phase = Stage.PROCESS_START, Phase.DEEPGEMM_JIT
     else:
         return None
     done, total = to_int(match["done"]), to_int(match["total"])
     if done is None or total is None:
         return None
-    return ProgressHit(stage, done, total, desc.strip())
+    return ProgressHit(stage, done, total, desc.strip(), phase)
+
+
+_PHASE_BAR = "DeepGEMM"
 
 
 def bar_hits(bar: ProgressHit) -> tuple[Hit, ...]:
-    """A bar is evidence that its step has begun even when no begin line was logged."""
+    """A bar is evidence that its step has begun even when no begin line was logged (a
+    phase's bar moves the phase, not the stage)."""
+    if bar.phase is not None:
+        return (bar,)
     return (StageHit(bar.stage, "bar:" + bar.stage.value), bar)
 
 
@@ -137,6 +146,14 @@ def uvicorn_hits(msg: str, ready_on_startup: bool) -> tuple[Hit, ...] | None:
 
 # ---------------------------------------------------------------------------- failures
 
+STARTUP_TIMEOUTS = (
+    r"Timed out waiting for engines? (?:core processes )?to |VLLM_ENGINE_READY_TIMEOUT_S|"
+    r"warmup error: .*(?:[Tt]imed? ?out|Timeout)|"
+    r"Timeout \d+s waiting for workers? .*to become healthy|RendezvousTimeoutError"
+)
+"""A start-up that gave up waiting on a limit the user can raise (``startup_timeouts``
+names it)."""
+
 # The process is going down: these end a start.
 _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
     (re.compile(pattern), kind)
@@ -150,6 +167,7 @@ _HARD: tuple[tuple[re.Pattern[str], FailureKind | None], ...] = tuple(
         (r"error while attempting to bind on address|[Aa]ddress already in use", None),
         (r"is not available in \d+ seconds|^Port is already in use", FailureKind.PORT_IN_USE),
         (r"^Killed$|\b\d+ Killed +\S", FailureKind.KILLED),
+        (r"Timeout \d+s waiting for workers? .*to become healthy", FailureKind.STARTUP_TIMEOUT),
         (
             r"hit an exception|Received sigquit from a child|SIGQUIT received|"
             r"scheduler died during initialization|Initialization failed\.|"
@@ -183,7 +201,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
         (
             r"NCCL [Ee]rror|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|"
             r"[Ww]atchdog caught collective operation timeout|HCCL (?:error|timeout)|"
-            r"DistStoreError|TCPStore\b.*[Tt]imed out|"
+            r"DistStoreError|DistNetworkError|TCPStore\b.*[Tt]imed out|"
             r"NCCL WARN .*(?:Connect to .* failed|[Ee]rror|[Tt]imed? ?out|[Aa]bort)",
             FailureKind.NCCL,
         ),
@@ -208,6 +226,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], FailureKind], ...] = tuple(
             r"cudaErrorStreamCapture|operation not permitted when stream is capturing",
             FailureKind.CUDA_GRAPH,
         ),
+        (STARTUP_TIMEOUTS, FailureKind.STARTUP_TIMEOUT),
         (
             r"[Ww]atchdog timeout|shared memory broadcast block|"
             r"No available shared memory broadcast",
@@ -244,7 +263,8 @@ _KEYWORDS = (
     "identifier", "file named", "epositor", "TCPStore", "broadcast", "exit code",
     "exit status", "exited with", "not available", "taking the entire", "Can't load", "fatal",
     "No such file", "stream is capturing", "SIGTERM received at", "restricted",
-    "KeyboardInterrupt", "Segmentation", "SIGSEGV",
+    "KeyboardInterrupt", "Segmentation", "SIGSEGV", "imed out", "become healthy",
+    "Rendezvous", "TIMEOUT_S",
 )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import NamedTuple
 
-from tui.engine.startup.vocabulary import FailureKind, Stage
+from tui.engine.startup.vocabulary import FailureKind, Phase, Stage
 
 
 class StageHit(NamedTuple):
@@ -36,6 +36,42 @@ class ProgressHit(NamedTuple):
     done: int
     total: int
     label: str
+    phase: Phase | None = None
+    """Set for a bar of a compile or JIT phase (``DeepGEMM warmup``): it moves the phase,
+    not the stage."""
+
+
+class PhaseStep(Enum):
+    """What a phase line says."""
+
+    BEGIN = "begin"
+    """The phase started (a cache directory named, an autotune begun)."""
+    START = "start"
+    """One unit of work started (a module build); the phase is running."""
+    DONE = "done"
+    """One unit of work finished (a module built, a graph compiled): progress."""
+    END = "end"
+    """The whole phase finished."""
+
+
+class PhaseHit(NamedTuple):
+    """A compile, JIT or autotune line: ``detail`` names the unit (a module, a kernel);
+    ``seconds`` is what the line says it took."""
+
+    phase: Phase
+    step: PhaseStep
+    detail: str = ""
+    seconds: float | None = None
+
+
+class RendezvousHit(NamedTuple):
+    """How many ranks reached a rendezvous of ``expected`` (the TCP store, a Gloo mesh seen by
+    ``rank``), or a ``peer`` address that went away or could not be reached."""
+
+    joined: int | None = None
+    expected: int | None = None
+    rank: int | None = None
+    peer: str = ""
 
 
 class MemoryHit(NamedTuple):
@@ -134,6 +170,8 @@ class Marker(Enum):
 Hit = (
     StageHit
     | ProgressHit
+    | PhaseHit
+    | RendezvousHit
     | MemoryHit
     | FailureHit
     | DecodeHit

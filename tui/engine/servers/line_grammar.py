@@ -17,6 +17,7 @@ import re
 from tui.engine.servers import registry
 from tui.engine.servers.common_patterns import bar_hits, failure_hit, is_exception_line, parse_bar
 from tui.engine.servers.hits import Hit, Parsed, StageHit, VersionHit
+from tui.engine.servers.library_lines import library_hits
 from tui.engine.servers.sglang import sglang_grammar as sglang
 from tui.engine.servers.vllm import vllm_grammar as vllm
 from tui.engine.servers.wrappers import unwrap
@@ -246,7 +247,9 @@ class LineGrammar:
     def _bare_hits(self, line: str) -> tuple[Hit, ...]:
         if line[:5] not in ("INFO:", "WARNI", "ERROR", "DEBUG"):
             # NCCL's own lines (``NCCL_DEBUG=INFO``): a communicator is being set up
-            return _NCCL_INIT if " NCCL INFO " in line else ()
+            if " NCCL INFO " in line:
+                return _NCCL_INIT
+            return library_hits(line)  # a library's own line (``[aiter] finish build [x]``)
         # the default (SGLang's) reading while no line has named the engine: uvicorn starting up
         # is not by itself a server that is ready (a router or a proxy in front of one says so)
         return self._message_hits(line)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui.engine.startup.vocabulary import FailureKind, Stage
+from tui.engine.startup.vocabulary import FailureKind, Phase, Stage
 
 MAIN = "main"
 
@@ -141,3 +141,16 @@ class LineLogged(Event):
     """Any other line, kept as the rank's last line. Not emitted for every line in bulk mode."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseStepped(Event):
+    """A compile, JIT or autotune phase moved inside ``stage``: it began, a unit finished
+    (``done`` of ``total`` when a bar gives it), or it ended (``running`` False)."""
+
+    phase: Phase
+    stage: Stage
+    done: int
+    total: int | None
+    detail: str
+    running: bool

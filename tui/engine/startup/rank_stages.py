@@ -17,14 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from tui.engine.servers.hits import MemoryHit, ProgressHit, StageHit
+from tui.engine.servers.hits import MemoryHit, PhaseHit, PhaseStep, ProgressHit, StageHit
 from tui.engine.servers.sglang import sglang_grammar as sglang
 from tui.engine.servers.vllm import vllm_grammar as vllm
-from tui.engine.startup.snapshot import Progress, RankState, StageSpan
-from tui.engine.startup.vocabulary import Stage
+from tui.engine.startup.snapshot import PhaseSpan, PhaseState, Progress, RankState, StageSpan
+from tui.engine.startup.vocabulary import Phase, Stage
 
 MAX_SPANS = 64
 MAX_KEYS = 64
+MAX_PHASES = 32
 
 
 class LogTime:
@@ -60,6 +61,8 @@ class RankBuilder:
             StageSpan(Stage.PROCESS_START, False, when.ts, when.text, when.at, None)
         ]
         self._keys: set[str] = set()
+        self.phase: PhaseState | None = None
+        self.phases: list[PhaseSpan] = []
         self._cached: RankState | None = None
 
     def enter(self, hit: StageHit, when: LogTime) -> tuple[Stage, bool] | None:
@@ -82,6 +85,8 @@ class RankBuilder:
         if current.stage is stage and current.draft == draft:
             return None
         self._close(current, when)
+        self.end_phase(when)
+        self.phase = None
         self.spans.append(StageSpan(stage, draft, when.ts, when.text, when.at, None))
         if len(self.spans) > MAX_SPANS:
             del self.spans[1]
@@ -115,6 +120,63 @@ class RankBuilder:
         self.progress = progress
         self._cached = None
         return True
+
+    def phase_step(self, hit: PhaseHit, when: LogTime) -> PhaseState:
+        """Apply a compile/JIT/autotune line; returns the phase's new state."""
+        current = self._phase_for(hit.phase, when)
+        step = hit.step
+        state = replace(current, step_at=when.at, detail=hit.detail or current.detail)
+        if step is PhaseStep.BEGIN:
+            state = replace(state, running=True, bracketed=True)
+        elif step is PhaseStep.START:
+            state = replace(state, running=True, unit_ts=when.ts, unit_at=when.at)
+        elif step is PhaseStep.DONE:
+            state = replace(state, done=current.done + 1, running=current.bracketed)
+            if not current.bracketed:  # a unit on its own (a module built): learn its time
+                self._learn(state, _since(current.unit_ts, current.unit_at, when), hit.seconds, 1)
+        self.phase, self._cached = state, None
+        if step is PhaseStep.END:
+            self.end_phase(when, hit.seconds)
+        return self.phase
+
+    def phase_bar(self, hit: ProgressHit, when: LogTime) -> PhaseState | None:
+        """A phase's progress bar redrew; None when it showed nothing new."""
+        if hit.phase is None:
+            return None
+        current = self._phase_for(hit.phase, when)
+        if (current.done, current.total, current.detail) == (hit.done, hit.total, hit.label):
+            return None
+        running = current.bracketed or hit.done < hit.total
+        self.phase = replace(current, step_at=when.at, done=hit.done, total=hit.total,
+                             detail=hit.label, running=running)  # fmt: skip
+        self._cached = None
+        return self.phase
+
+    def _phase_for(self, phase: Phase, when: LogTime) -> PhaseState:
+        """The phase ``phase`` of this stage, begun now when another one (or none) was."""
+        current = self.phase
+        if current is not None and not current.ended and current.phase is phase:
+            return current
+        self.end_phase(when)
+        return PhaseState(phase, self.stage, when.at, when.at, start_ts=when.ts,
+                          unit_ts=when.ts, unit_at=when.at)  # fmt: skip
+
+    def end_phase(self, when: LogTime, seconds: float | None = None) -> None:
+        """The phase (if any) ended: keep how long its bracket took, for the stall rules."""
+        current = self.phase
+        if current is None or current.ended:
+            return
+        self.phase = replace(current, running=False, ended=True)
+        if current.bracketed or current.total is not None:
+            took = _since(current.start_ts, current.started_at, when)
+            self._learn(current, took, seconds, max(current.done, 1))
+        self._cached = None
+
+    def _learn(self, state: PhaseState, took: float, said: float | None, steps: int) -> None:
+        seconds = said if said is not None else took
+        self.phases.append(PhaseSpan(state.phase, max(seconds, 0.0), steps))
+        if len(self.phases) > MAX_PHASES:
+            del self.phases[0]
 
     def set_memory(self, hit: MemoryHit) -> bool:
         """Record memory figures; True when one of them changed."""
@@ -172,8 +234,17 @@ class RankBuilder:
                 history=tuple(self.spans),
                 draft_stage=self.draft_stage,
                 last_message=message_of(self.last_line),
+                phase=self.phase,
+                phases=tuple(self.phases),
             )
         return self._cached
+
+
+def _since(ts: float | None, at: float, when: LogTime) -> float:
+    """Seconds from a start (log time, else clock) to ``when``."""
+    if ts is not None and when.ts is not None:
+        return max(when.ts - ts, 0.0)
+    return max(when.at - at, 0.0)
 
 
 def message_of(line: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Phase, Stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,55 @@ class Progress:
 
 
 @dataclass(frozen=True, slots=True)
+class PhaseState:
+    """A compile, JIT or autotune phase inside the rank's stage (the current one, or the last
+    one seen in it). Times ``*_at`` come from the injected clock."""
+
+    phase: Phase
+    stage: Stage
+    started_at: float
+    step_at: float
+    """When the phase last moved: it began, a unit started or finished, its bar redrew."""
+    done: int = 0
+    """Units finished (modules built, graphs compiled), or the bar's count."""
+    total: int | None = None
+    """The bar's total, when the phase draws one."""
+    detail: str = ""
+    """The unit being worked on, or the last one finished."""
+    running: bool = True
+    """Work is in progress: a unit started and has not finished, or the phase began and has
+    not ended. Between two module builds the stage's own work goes on."""
+    bracketed: bool = False
+    """The phase printed a begin line, so it runs until its end line."""
+    ended: bool = False
+    start_ts: float | None = None
+    unit_ts: float | None = None
+    """Log time the current unit started."""
+    unit_at: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """``"AITER build 3 done (module_moe)"``, ``"DeepGEMM JIT 40/128"``."""
+        if self.total is not None:
+            count = f" {self.done}/{self.total}"
+        elif self.done:
+            count = f" {self.done} done"
+        else:
+            count = ""
+        detail = f" ({self.detail})" if self.detail and self.total is None else ""
+        return f"{self.phase.label}{count}{detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpan:
+    """A phase that ended: how long it took and how many units it finished."""
+
+    phase: Phase
+    seconds: float
+    steps: int
+
+
+@dataclass(frozen=True, slots=True)
 class RankState:
     """Everything known about one rank (or one process, for engines that log per process)."""
 
@@ -56,6 +105,10 @@ class RankState:
     ``stage`` stays the furthest stage the rank reached, so it never moves backwards."""
     last_message: str = ""
     """``last_line`` without its envelope (time stamp, rank tags, vLLM's level and source)."""
+    phase: PhaseState | None = None
+    """The compile, JIT or autotune phase of the current stage, if the log showed one."""
+    phases: tuple[PhaseSpan, ...] = ()
+    """The phases that ended, oldest first (bounded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +120,8 @@ class Failure:
     line: int
     excerpt: str
     stage: Stage | None
+    setting: str = ""
+    """For a start-up timeout: the setting that raises the limit it ran into."""
 
 
 FigureSlots = tuple[tuple[float | None, ...], tuple[float | None, ...], tuple[float | None, ...]]
@@ -185,6 +240,23 @@ class ServerInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Rendezvous:
+    """How many ranks reached the distributed rendezvous, and the peers that went away or could
+    not be reached (addresses as printed)."""
+
+    joined: int | None = None
+    expected: int | None = None
+    peers: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> int:
+        """Ranks that never joined (0 when the count is complete or unknown)."""
+        if self.joined is None or self.expected is None:
+            return 0
+        return max(self.expected - self.joined, 0)
+
+
+@dataclass(frozen=True, slots=True)
 class NodeSummary:
     """One node (host) of a multi-node server, as the merged start-up sees it.
 
@@ -206,6 +278,9 @@ class NodeSummary:
     behind_since: float | None = None
     clock_skew: float | None = None
     note: str = ""
+    missing: bool = False
+    """The rendezvous came up short and this node's ranks are the ones that never joined (or
+    its address is the peer that could not be reached)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +309,8 @@ class Snapshot:
     node_ready_at: float | None = None
     nodes: tuple[NodeSummary, ...] = ()
     """One summary per node when the server spans several hosts."""
+    rendezvous: Rendezvous | None = None
+    """What the distributed rendezvous lines said (counts, unreachable peers), if any."""
 
     @property
     def startup_seconds(self) -> float | None:

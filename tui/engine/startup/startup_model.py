@@ -31,18 +31,29 @@ from tui.engine.servers.hits import (
     Marker,
     MemoryHit,
     Parsed,
+    PhaseHit,
     ProgressHit,
+    RendezvousHit,
     RequestHit,
     SpecHit,
     StageHit,
     StopHit,
     VersionHit,
 )
+from tui.engine.servers.startup_timeouts import timeout_setting
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.decode_stats import DecodeTracker
 from tui.engine.startup.failure_episodes import EXCERPT_CHARS, FailureTracker
+from tui.engine.startup.foreign_lines import foreign_failure, wrapper_http
 from tui.engine.startup.rank_stages import LogTime, RankBuilder
-from tui.engine.startup.snapshot import Failure, RankState, ServerInfo, Snapshot
+from tui.engine.startup.snapshot import (
+    Failure,
+    PhaseState,
+    RankState,
+    Rendezvous,
+    ServerInfo,
+    Snapshot,
+)
 from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 
 MAIN = ev.MAIN
@@ -54,6 +65,8 @@ ROOT_CAUSES = frozenset({FailureKind.PORT_IN_USE, FailureKind.OOM, FailureKind.W
 named no cause, they explain it."""
 CAUSE_WINDOW = 60
 """Lines after such a failure in which its root cause may still be named."""
+MAX_PEERS = 8
+"""Unreachable peers remembered."""
 MAX_RANKS = 512
 """Tags beyond this many are counted under ``main`` (a hostile log cannot exhaust memory)."""
 _DIGITS = re.compile(r"\d+")
@@ -109,6 +122,8 @@ class StartupModel:
         self._handlers = {
             StageHit: self._on_stage,  # type: ignore[dict-item]
             ProgressHit: self._on_progress,  # type: ignore[dict-item]
+            PhaseHit: self._on_phase,  # type: ignore[dict-item]
+            RendezvousHit: self._on_rendezvous,  # type: ignore[dict-item]
             MemoryHit: self._on_memory,  # type: ignore[dict-item]
             FailureHit: self._on_failure,  # type: ignore[dict-item]
             DecodeHit: self._on_decode,  # type: ignore[dict-item]
@@ -142,6 +157,9 @@ class StartupModel:
             ("", None, self.args),
             ServerInfo(),
         )
+        self.rendezvous: Rendezvous | None = None
+        self.held: Failure | None = None
+        """A failure another process printed, held until the engine's own lines agree."""
         self.ready_line_seen = False
         self.ready_ts: float | None = None
         self.ready_at: float | None = None
@@ -234,6 +252,8 @@ class StartupModel:
         failed = False
         for hit in parsed.hits:
             if isinstance(hit, Marker):
+                if hit is Marker.READY and self._wrapper_http(parsed, True):
+                    continue
                 self._on_marker(hit, when, rank)
             else:
                 failed = failed or isinstance(hit, FailureHit)
@@ -328,6 +348,8 @@ class StartupModel:
     # ------------------------------------------------------------------ hits
 
     def _on_stage(self, hit: StageHit, at: At) -> None:
+        if hit.key == "http" and self._wrapper_http(at.parsed, False):
+            return
         builder = at.rank or self.rank_zero(at.when)
         opened = builder.enter(hit, at.when)
         if opened is None:
@@ -345,8 +367,35 @@ class StartupModel:
         for tag in self._order:
             self._on_stage(StageHit(stage, stage.value), At(_NO_LINE, self.ranks[tag], when))
 
+    def _on_rendezvous(self, hit: RendezvousHit, at: At) -> None:
+        """Keep the shortest count seen (the store's, or the rank that reached fewest peers)
+        and the peers named, at most ``MAX_PEERS`` of them."""
+        known = self.rendezvous or Rendezvous()
+        if hit.peer:
+            if hit.peer not in known.peers and len(known.peers) < MAX_PEERS:
+                known = replace(known, peers=(*known.peers, hit.peer))
+        elif hit.joined is not None and hit.expected is not None:
+            short = known.expected is None or hit.expected - hit.joined >= known.missing
+            if short:
+                known = replace(known, joined=hit.joined, expected=hit.expected)
+        self.rendezvous = known
+
+    def _on_phase(self, hit: PhaseHit, at: At) -> None:
+        builder, when = at.rank or self.rank_zero(at.when), at.when
+        self._phase_event(builder.tag, builder.phase_step(hit, when), when)
+
+    def _phase_event(self, tag: str, state: PhaseState | None, when: LogTime) -> None:
+        if state is not None:
+            self.events.append(
+                ev.PhaseStepped(when.line, tag, when.ts, state.phase, state.stage, state.done,
+                                state.total, state.detail, state.running)
+            )  # fmt: skip
+
     def _on_progress(self, hit: ProgressHit, at: At) -> None:
         builder, when = at.rank or self.rank_zero(at.when), at.when
+        if hit.phase is not None:
+            self._phase_event(builder.tag, builder.phase_bar(hit, when), when)
+            return
         if builder.set_progress(hit):
             label = builder.progress.label if builder.progress else hit.label
             self.events.append(
@@ -403,7 +452,13 @@ class StartupModel:
         that of the line that showed it first."""
         if failure is None or self.reported is not None:
             return
-        self.reported = failure
+        if self._foreign_failure(failure):
+            self.held = self.held or failure
+            return
+        if failure.kind is FailureKind.TRACEBACK_OTHER and self.held is not None:
+            failure = replace(failure, kind=self.held.kind, setting=self.held.setting,
+                              excerpt=f"{self.held.excerpt}\n{failure.excerpt}")  # fmt: skip
+        self.reported = failure = with_setting(failure)
         self._reported_line = self.lines if line is None else line
         if failure.rank is not None and failure.rank in self.ranks:
             self.ranks[failure.rank].mark_failed()
@@ -576,7 +631,24 @@ class StartupModel:
         return self.args.port
 
     def failure(self) -> Failure | None:
-        return self.reported or self.failures.current(self.ready_line_seen)
+        current = self.reported or self.failures.current(self.ready_line_seen)
+        if current is None or (current is not self.reported and self._foreign_failure(current)):
+            return None
+        return with_setting(current)
+
+    def _foreign_failure(self, failure: Failure) -> bool:
+        """A failure another process in the log printed (``foreign_lines``)."""
+        front = self._front_processes
+        own = [tag for tag in self._order if tag != MAIN and tag not in front]
+        failed = [tag for tag in own if self.ranks[tag].failed]
+        return foreign_failure(failure, self._port(), own, failed)
+
+    def _wrapper_http(self, parsed: Parsed, ready_marker: bool) -> bool:
+        """A bare uvicorn line that is a wrapper's (``foreign_lines.wrapper_http``)."""
+        if parsed.rank is not None:
+            return False
+        prefixed = any(tag in self._front_processes for tag in self._order)
+        return wrapper_http(parsed.msg, self._port(), self.last_stage(), ready_marker, prefixed)
 
     def snapshot(self) -> Snapshot:
         """The immutable view; rebuilt only after something changed."""
@@ -598,11 +670,19 @@ class StartupModel:
                 ready_ts=self.ready_ts, ready_at=self.ready_at, decode=self.decode.summary(),
                 requests=self.requests,
                 node_ready_ts=self.node_ready_ts, node_ready_at=self.node_ready_at,
+                rendezvous=self.rendezvous,
             )  # fmt: skip
         return self._snapshot
 
     def invalidate(self) -> None:
         self._snapshot = None
+
+
+def with_setting(failure: Failure) -> Failure:
+    """A start-up timeout with the setting that raises its limit."""
+    if failure.kind is not FailureKind.STARTUP_TIMEOUT or failure.setting:
+        return failure
+    return replace(failure, setting=timeout_setting(failure.excerpt))
 
 
 _NO_LINE = Parsed(None, None, "", ())

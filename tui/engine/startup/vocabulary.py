@@ -46,6 +46,31 @@ _LABELS = {
 }
 
 
+class Phase(str, Enum):
+    """A compile, JIT or autotune step inside a stage (it belongs to the stage the rank is in
+    when it starts); on a cold cache these take a third or more of a start-up."""
+
+    TORCH_COMPILE = "torch_compile"
+    FLASHINFER_AUTOTUNE = "flashinfer_autotune"
+    FLASHINFER_JIT = "flashinfer_jit"
+    DEEPGEMM_JIT = "deepgemm_jit"
+    AITER_BUILD = "aiter_build"
+
+    @property
+    def label(self) -> str:
+        return PHASE_LABELS[self]
+
+
+PHASE_LABELS: Mapping[Phase, str] = {
+    Phase.TORCH_COMPILE: "torch.compile",
+    Phase.FLASHINFER_AUTOTUNE: "FlashInfer autotune",
+    Phase.FLASHINFER_JIT: "FlashInfer JIT",
+    Phase.DEEPGEMM_JIT: "DeepGEMM JIT",
+    Phase.AITER_BUILD: "AITER build",
+}
+"""Every phase's human label."""
+
+
 class Outcome(str, Enum):
     """What a log says about the server as a whole."""
 
@@ -65,6 +90,7 @@ class FailureKind(str, Enum):
     TRACEBACK_OTHER = "traceback_other"
     HANG = "hang"
     KILLED = "killed"
+    STARTUP_TIMEOUT = "startup_timeout"
 
     @property
     def label(self) -> str:
@@ -81,6 +107,7 @@ FAILURE_LABELS: Mapping[FailureKind, str] = {
     FailureKind.TRACEBACK_OTHER: "exception",
     FailureKind.HANG: "no progress (hang)",
     FailureKind.KILLED: "process killed",
+    FailureKind.STARTUP_TIMEOUT: "start-up timed out",
 }
 """Every failure kind's human label (a test fails when a kind has none)."""
 

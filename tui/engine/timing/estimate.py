@@ -16,7 +16,7 @@ from enum import Enum
 
 from tui.engine.startup.log_events import MAIN
 from tui.engine.startup.snapshot import RankState, Snapshot
-from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Phase, Stage
 from tui.engine.timing.fingerprint import Fingerprint, similarity
 from tui.engine.timing.spread import Spread
 
@@ -45,6 +45,19 @@ DRAFT_SHARE: Mapping[StageKey, float] = {
     (Stage.WEIGHT_LOADING, True): 0.05,
     (Stage.CUDA_GRAPH, True): 0.10,
 }
+# How long one unit of a compile or JIT phase takes (a module built, a graph compiled, an
+# autotune) when no past run says: AITER prints ``finish build [x], cost 28.7s`` for small
+# modules and takes minutes for the large kernel libraries, SGLang warns that DeepGEMM's
+# warm-up takes "typically 10-20 mins" over many kernels, vLLM's torch.compile prints tens of
+# seconds per graph. The stall rules give a phase up to 1.5 times the p95 between two steps;
+# the defaults are generous, one recorded run narrows them.
+DEFAULT_PHASE_STEP: Mapping[Phase, Spread] = {
+    Phase.AITER_BUILD: Spread(10.0, 45.0, 240.0),
+    Phase.TORCH_COMPILE: Spread(10.0, 60.0, 300.0),
+    Phase.FLASHINFER_AUTOTUNE: Spread(5.0, 30.0, 300.0),
+    Phase.FLASHINFER_JIT: Spread(10.0, 30.0, 180.0),
+    Phase.DEEPGEMM_JIT: Spread(10.0, 60.0, 300.0),
+}
 # Without history the range is honest about not knowing: half to twice the guess.
 DEFAULT_LOW, DEFAULT_HIGH = 0.5, 2.0
 
@@ -60,6 +73,21 @@ class StageSample:
 
 
 @dataclass(frozen=True, slots=True)
+class PhaseSample:
+    """How long one rank's compile or JIT phase took in a past run, over how many steps."""
+
+    rank: str
+    phase: Phase
+    seconds: float
+    steps: int
+
+    @property
+    def step_seconds(self) -> float:
+        """The time of one step (a module built, a graph compiled)."""
+        return self.seconds / max(self.steps, 1)
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """One past start-up: its fingerprint, outcome, total time and per-rank stage times."""
 
@@ -70,6 +98,7 @@ class RunRecord:
     recorded_at: float = 0.0
     profile: str | None = None
     failure: FailureKind | None = None
+    phases: tuple[PhaseSample, ...] = ()
 
     def stage_seconds(self) -> dict[StageKey, float]:
         """Per stage, the slowest rank's time (the server waits for it); the main process
@@ -96,8 +125,20 @@ def run_record(
         if span.seconds is not None and span.seconds >= 0 and span.stage.order < Stage.READY.order
     )
     failure = snapshot.failure.kind if snapshot.failure is not None else None
+    phases = tuple(
+        PhaseSample(rank.tag, span.phase, span.seconds, span.steps)
+        for rank in snapshot.ranks
+        for span in rank.phases
+    )
     return RunRecord(
-        fingerprint, snapshot.outcome, _total(snapshot), samples, recorded_at, profile, failure
+        fingerprint,
+        snapshot.outcome,
+        _total(snapshot),
+        samples,
+        recorded_at,
+        profile,
+        failure,
+        phases,
     )
 
 
@@ -130,9 +171,16 @@ class Expectations:
     runs: int
     total: Spread
     stages: tuple[tuple[StageKey, Spread], ...]
+    phases: tuple[tuple[Phase, Spread], ...] = ()
+    """Per compile or JIT phase, the usual time of one of its steps, learned from past runs."""
 
     def stage(self, stage: Stage, draft: bool = False) -> Spread | None:
         return next((spread for key, spread in self.stages if key == (stage, draft)), None)
+
+    def phase_step(self, phase: Phase) -> Spread:
+        """The usual time of one step of ``phase``: learned, else ``DEFAULT_PHASE_STEP``."""
+        learned = next((spread for key, spread in self.phases if key is phase), None)
+        return learned if learned is not None else DEFAULT_PHASE_STEP[phase]
 
     @property
     def basis_label(self) -> str:
@@ -203,7 +251,16 @@ def from_runs(runs: Sequence[RunRecord], basis: Basis = Basis.HISTORY) -> Expect
         total = Spread.of(totals)
     else:
         total = sum((spread for _, spread in stages), Spread.exactly(0.0))
-    return Expectations(basis, len(runs), total, stages)
+    return Expectations(basis, len(runs), total, stages, _phase_steps(runs))
+
+
+def _phase_steps(runs: Sequence[RunRecord]) -> tuple[tuple[Phase, Spread], ...]:
+    """Per phase, the spread of its step times over ``runs``' samples."""
+    steps: dict[Phase, list[float]] = {}
+    for run in runs:
+        for sample in run.phases:
+            steps.setdefault(sample.phase, []).append(sample.step_seconds)
+    return tuple((phase, Spread.of(values)) for phase, values in steps.items())
 
 
 def _key_order(item: tuple[StageKey, object]) -> tuple[int, bool]:

@@ -10,7 +10,6 @@ when accounting is on. Nothing is parsed here: the readers are in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from tui.engine.cluster.slurm_jobs import (
     SACCT_FIELDS,
@@ -22,15 +21,10 @@ from tui.engine.cluster.slurm_jobs import (
     parse_squeue_json,
     parse_submitted,
 )
+from tui.io.launch.launch_node import Runner
 from tui.io.transport.transport import CommandResult
 
 COMMAND_SECONDS = 30.0
-
-
-class Runner(Protocol):
-    async def run(
-        self, argv: Sequence[str], *, stdin: bytes = b"", timeout: float | None = None
-    ) -> CommandResult: ...
 
 
 class SlurmError(Exception):

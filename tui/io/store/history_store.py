@@ -16,11 +16,12 @@ from contextlib import closing
 from pathlib import Path
 
 from tui.engine.startup.snapshot import Snapshot
-from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
+from tui.engine.startup.vocabulary import FailureKind, Outcome, Phase, Stage
 from tui.engine.timing.estimate import (
     DEFAULT_STARTUP,
     MAX_RUNS,
     Expectations,
+    PhaseSample,
     RunRecord,
     StageSample,
     expectations_for,
@@ -49,6 +50,14 @@ CREATE TABLE IF NOT EXISTS startup_stages (
     seconds REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS startup_stages_by_run ON startup_stages (run_id);
+CREATE TABLE IF NOT EXISTS startup_phases (
+    run_id INTEGER NOT NULL REFERENCES startup_runs (id) ON DELETE CASCADE,
+    rank TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    steps INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS startup_phases_by_run ON startup_phases (run_id);
 """
 
 DATABASE_NAME = "bringup.sqlite3"
@@ -106,6 +115,11 @@ def add_run(db: sqlite3.Connection, record: RunRecord) -> int:
             "INSERT INTO startup_stages (run_id, rank, stage, draft, seconds)"
             " VALUES (?, ?, ?, ?, ?)",
             [(run_id, s.rank, s.stage.value, int(s.draft), s.seconds) for s in record.samples],
+        )
+        db.executemany(
+            "INSERT INTO startup_phases (run_id, rank, phase, seconds, steps)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(run_id, p.rank, p.phase.value, p.seconds, p.steps) for p in record.phases],
         )
     return run_id
 
@@ -167,6 +181,7 @@ def _filters(*, model: str | None, profile: str | None) -> tuple[str, list[str]]
 
 def _records(db: sqlite3.Connection, rows: list[tuple[object, ...]]) -> Iterator[RunRecord | None]:
     samples = _samples(db, [row[0] for row in rows])
+    phases = _phases(db, [row[0] for row in rows])
     for run_id, fp_json, profile, outcome, failure, total, recorded_at in rows:
         try:
             fingerprint = Fingerprint.from_json(str(fp_json))
@@ -178,6 +193,7 @@ def _records(db: sqlite3.Connection, rows: list[tuple[object, ...]]) -> Iterator
         yield RunRecord(
             fingerprint, result, _number(total), tuple(samples.get(run_id, ())),
             _number(recorded_at) or 0.0, profile if isinstance(profile, str) else None, kind,
+            tuple(phases.get(run_id, ())),
         )  # fmt: skip
 
 
@@ -201,8 +217,31 @@ def _samples(db: sqlite3.Connection, run_ids: list[object]) -> dict[object, list
     return found
 
 
+def _phases(db: sqlite3.Connection, run_ids: list[object]) -> dict[object, list[PhaseSample]]:
+    """The compile and JIT phase rows of ``run_ids``, by run, skipping rows that make no
+    sense."""
+    found: dict[object, list[PhaseSample]] = {}
+    for start in range(0, len(run_ids), _CHUNK):
+        chunk = run_ids[start : start + _CHUNK]
+        query = (
+            "SELECT run_id, rank, phase, seconds, steps FROM startup_phases"
+            f" WHERE run_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid"
+        )
+        with closing(db.execute(query, chunk)) as cursor:
+            for run_id, rank, phase, seconds, steps in cursor.fetchall():
+                value = _number(seconds)
+                if value is None or value < 0 or phase not in _PHASE_VALUES:
+                    continue
+                count = int(steps) if isinstance(steps, int) and 0 <= steps < 10**9 else 1
+                found.setdefault(run_id, []).append(
+                    PhaseSample(str(rank), Phase(phase), value, count)
+                )
+    return found
+
+
 _CHUNK = 500
 _STAGE_VALUES = frozenset(stage.value for stage in Stage)
+_PHASE_VALUES = frozenset(phase.value for phase in Phase)
 
 
 def _number(value: object) -> float | None:

@@ -15,7 +15,7 @@ from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Outcome
 from tui.io.transport.host_session import HostSession, LocalConnector
-from tui.io.transport.link_events import Chunk, Marker
+from tui.io.transport.link_events import Chunk, StreamMarker
 
 
 def decided(snapshot: Snapshot) -> bool:
@@ -46,7 +46,7 @@ class LocalFollower:
             async for item in session.tail(self.path):
                 if isinstance(item, Chunk):
                     self.snapshot = self.engine.feed(item.data).snapshot
-                elif isinstance(item, Marker) and item.starts_new_file:
+                elif isinstance(item, StreamMarker) and item.starts_new_file:
                     self.snapshot = self.engine.mark_new_run(item.detail).snapshot
                 if decided(self.snapshot):
                     break

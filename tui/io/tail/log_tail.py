@@ -7,10 +7,10 @@ of the file it reads (device and inode, its first bytes, the bytes just before t
 - after a reconnect it resumes at the offset when the fingerprint still matches, and starts
   from byte 0 of the new file when it does not, saying why;
 - truncation, copy-truncate, rename-and-recreate, delete-and-recreate and "truncated, then
-  regrown past the old offset" each produce a :class:`~tui.io.transport.link_events.Marker`; bytes
-  a rotation
-  moved elsewhere are read back from the renamed file or the copy, and bytes that are gone are
-  counted in a :class:`~tui.io.transport.link_events.Gap`;
+  regrown past the old offset" each produce a
+  :class:`~tui.io.transport.link_events.StreamMarker`; bytes a rotation moved elsewhere are read
+  back from the renamed file or the copy, and bytes that are gone are counted in a
+  :class:`~tui.io.transport.link_events.Gap`;
 - a file that does not exist yet is waited for.
 
 A check every ``probe_interval`` seconds on the same connection catches what ``tail`` itself
@@ -20,10 +20,12 @@ cannot see (content rewritten past the old offset, a new file under the name).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
+from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_pump import Pump
 from tui.io.tail.tail_recovery import lost_previous
 from tui.io.tail.tail_remote import (
@@ -34,8 +36,8 @@ from tui.io.tail.tail_remote import (
     parse_report,
     split_header,
 )
-from tui.io.tail.tail_state import FileState, TailOptions, printable
-from tui.io.transport.link_events import Marker, MarkerKind, TailItem
+from tui.io.tail.tail_state import FileState, TailOptions
+from tui.io.transport.link_events import MarkerKind, StreamMarker, TailItem
 from tui.io.transport.transport import CommandStream, Transport
 
 __all__ = ["LogTail", "TailOptions"]
@@ -69,7 +71,7 @@ class LogTail:
         self._followed = False
         self._waiting = False
 
-    async def follow(self, transport: Transport) -> AsyncIterator[TailItem]:
+    async def follow(self, transport: Transport) -> AsyncGenerator[TailItem, None]:
         """Yield items for as long as the transport works (``LinkLost`` is raised through)."""
         resuming = self._followed
         self._followed = True
@@ -83,7 +85,7 @@ class LogTail:
                 continue
             if self._waiting:
                 self._waiting = False
-                yield Marker(MarkerKind.APPEARED, f"{printable(self.path)} appeared")
+                yield StreamMarker(MarkerKind.APPEARED, f"{printable(self.path)} appeared")
             checked = await self._check(transport, opened.report, resuming)
             resuming = False
             for item in checked.items:
@@ -91,10 +93,13 @@ class LogTail:
             if checked.restart:
                 await opened.stream.close()
                 continue
-            async for item in self._stream(transport, opened):
-                yield item
+            async with contextlib.aclosing(self._stream(transport, opened)) as items:
+                async for item in items:
+                    yield item
 
-    async def _stream(self, transport: Transport, opened: _Opened) -> AsyncIterator[TailItem]:
+    async def _stream(
+        self, transport: Transport, opened: _Opened
+    ) -> AsyncGenerator[TailItem, None]:
         """Pass one opened stream on until it must be reopened."""
         pump = Pump(self.path, self.options, self.state, self._spelling, transport, opened.stream)
         try:
@@ -108,11 +113,11 @@ class LogTail:
         if pump.ended:
             await asyncio.sleep(self.options.wait_interval)
 
-    def _missing(self) -> list[Marker]:
+    def _missing(self) -> list[StreamMarker]:
         if self._waiting:
             return []
         self._waiting = True
-        return [Marker(MarkerKind.WAITING, f"waiting for {printable(self.path)} to appear")]
+        return [StreamMarker(MarkerKind.WAITING, f"waiting for {printable(self.path)} to appear")]
 
     async def _open(self, transport: Transport) -> _Opened:
         while True:
@@ -148,7 +153,7 @@ class LogTail:
                 return _Checked()
             detail = f"{printable(self.path)} is shorter than the start offset {state.offset}"
             state.reset(report.identity)
-            return _Checked([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
+            return _Checked([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
         if report.identity != state.identity or report.size < state.offset:
             items = await lost_previous(transport, self.path, state, self.options, report)
             state.reset(report.identity)
@@ -156,7 +161,7 @@ class LogTail:
         if report.head != bytes(state.head) or report.window != bytes(state.recent):
             detail = f"{printable(self.path)} was rewritten while the link was down"
             state.reset(report.identity)
-            return _Checked([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
+            return _Checked([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
         if resuming:
-            return _Checked([Marker(MarkerKind.RESUMED, f"resumed at byte {state.offset}")])
+            return _Checked([StreamMarker(MarkerKind.RESUMED, f"resumed at byte {state.offset}")])
         return _Checked()

@@ -16,11 +16,12 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_probe import Prober
 from tui.io.tail.tail_recovery import Previous, find_previous, lost_previous
 from tui.io.tail.tail_remote import FileReport, Notice, NoticeScanner, ReportError
-from tui.io.tail.tail_state import FileState, TailOptions, printable
-from tui.io.transport.link_events import Gap, Marker, MarkerKind, TailItem
+from tui.io.tail.tail_state import FileState, TailOptions
+from tui.io.transport.link_events import Gap, MarkerKind, StreamMarker, TailItem
 from tui.io.transport.transport import CommandStream, CommandTimedOut, Transport
 
 
@@ -89,7 +90,7 @@ class Pump:
             return [self.state.advance(part)] if part else []
         if not part.truncated:
             text = part.text.decode("utf-8", "replace").strip()
-            return [Marker(MarkerKind.NOTICE, printable(text))]
+            return [StreamMarker(MarkerKind.NOTICE, printable(text))]
         items = await lost_previous(self.transport, self.path, self.state, self.options, None)
         self.state.reset(self.state.identity)
         return items
@@ -155,7 +156,7 @@ class Pump:
                 f"start (up to {repeat} bytes received just before may repeat)"
             )
             state.reset(state.identity)
-            return CheckOutcome([Marker(MarkerKind.REWRITTEN, detail)], restart=True)
+            return CheckOutcome([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
         state.verify(asked.offset, report.size)
         return CheckOutcome()
 
@@ -164,7 +165,7 @@ class Pump:
             return CheckOutcome()
         self._deleted = True
         detail = f"{printable(self.path)} was removed; reading what the open file still holds"
-        return CheckOutcome([Marker(MarkerKind.DELETED, detail)])
+        return CheckOutcome([StreamMarker(MarkerKind.DELETED, detail)])
 
     def _shrank(self) -> CheckOutcome:
         """The file is shorter than our offset: ``tail`` reports it soon, else we start over."""
@@ -173,7 +174,7 @@ class Pump:
             return CheckOutcome()
         detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
         self.state.reset(self.state.identity)
-        return CheckOutcome([Marker(MarkerKind.TRUNCATED, detail)], restart=True)
+        return CheckOutcome([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
 
     async def _drain_step(self, drain: _Drain) -> list[TailItem]:
         left = drain.deadline - self._loop.time()
@@ -200,8 +201,8 @@ class Pump:
         if previous is not None and previous.renamed:
             name = printable(previous.name)
             detail = f"{shown} was renamed to {name}; following the new {shown}"
-            return [*items, Marker(MarkerKind.ROTATED, detail)]
-        return [*items, Marker(MarkerKind.REPLACED, f"{shown} was replaced by a new file")]
+            return [*items, StreamMarker(MarkerKind.ROTATED, detail)]
+        return [*items, StreamMarker(MarkerKind.REPLACED, f"{shown} was replaced by a new file")]
 
     async def close(self) -> None:
         for task in (self._reader, self._probe):

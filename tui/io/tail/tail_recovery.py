@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_remote import (
     Candidate,
     FileReport,
@@ -18,8 +19,8 @@ from tui.io.tail.tail_remote import (
     parse_locate,
     read_range_argv,
 )
-from tui.io.tail.tail_state import FileState, TailOptions, printable
-from tui.io.transport.link_events import Chunk, Gap, Marker, MarkerKind, TailItem
+from tui.io.tail.tail_state import FileState, TailOptions
+from tui.io.transport.link_events import Chunk, Gap, MarkerKind, StreamMarker, TailItem
 from tui.io.transport.transport import Transport, TransportError
 
 
@@ -112,18 +113,22 @@ async def lost_previous(
             items.append(Gap(lost, f"{lost} bytes of the previous {shown} could not be read"))
         kind = MarkerKind.TRUNCATED if truncated else MarkerKind.REPLACED
         verb = "was truncated" if truncated else "was replaced by a new file"
-        return [*items, Marker(kind, f"{shown} {verb} at byte {state.offset}")]
+        return [*items, StreamMarker(kind, f"{shown} {verb} at byte {state.offset}")]
     recovered = await read_missed(transport, previous, state, options)
     return [*recovered, _marker(previous, shown, truncated, recovered)]
 
 
-def _marker(previous: Previous, shown: str, truncated: bool, recovered: list[TailItem]) -> Marker:
+def _marker(
+    previous: Previous, shown: str, truncated: bool, recovered: list[TailItem]
+) -> StreamMarker:
     name = printable(previous.name)
     count = sum(len(item.data) for item in recovered if isinstance(item, Chunk))
     tail = f"; {count} unread bytes were read from it" if count else ""
     if previous.renamed:
-        return Marker(MarkerKind.ROTATED, f"{shown} was renamed to {name}{tail}")
+        return StreamMarker(MarkerKind.ROTATED, f"{shown} was renamed to {name}{tail}")
     if truncated:
         detail = f"{shown} was copied to {name} and truncated{tail}"
-        return Marker(MarkerKind.COPY_TRUNCATED, detail)
-    return Marker(MarkerKind.REPLACED, f"{shown} was replaced; its old content is in {name}{tail}")
+        return StreamMarker(MarkerKind.COPY_TRUNCATED, detail)
+    return StreamMarker(
+        MarkerKind.REPLACED, f"{shown} was replaced; its old content is in {name}{tail}"
+    )

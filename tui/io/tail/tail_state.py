@@ -30,11 +30,6 @@ class TailOptions:
     """Seconds a check or a recovery read may take."""
 
 
-def printable(text: str) -> str:
-    """``text`` with control characters shown as escapes (file names can hold anything)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 class FileState:
     """The followed file's identity, the offset reached, and its fingerprint bytes.
 

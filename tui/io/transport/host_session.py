@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -261,18 +261,21 @@ class HostSession:
 
     async def tail(
         self, path: str, start_offset: int = 0, options: TailOptions | None = None
-    ) -> AsyncIterator[TailItem]:
+    ) -> AsyncGenerator[TailItem, None]:
         """Follow a log file across reconnects (see :class:`LogTail`)."""
-        async for item in self.follow(LogTail(path, start_offset, options)):
-            yield item
+        async with contextlib.aclosing(self.follow(LogTail(path, start_offset, options))) as items:
+            async for item in items:
+                yield item
 
-    async def follow(self, log_tail: LogTail) -> AsyncIterator[TailItem]:
-        """Drive ``log_tail`` on whatever transport is current, for as long as the session lives."""
+    async def follow(self, log_tail: LogTail) -> AsyncGenerator[TailItem, None]:
+        """Drive ``log_tail`` on whatever transport is current, for as long as the session lives
+        (closing it closes the tail's stream at once)."""
         while True:
             transport = await self.transport()
             try:
-                async for item in log_tail.follow(transport):
-                    yield item
+                async with contextlib.aclosing(log_tail.follow(transport)) as items:
+                    async for item in items:
+                        yield item
             except LinkLost:
                 self.link_failed(transport)
 

@@ -5,7 +5,7 @@ Connection state: :class:`Connecting`, :class:`Connected`, :class:`ConnectionLos
 host that could not be reached at all).
 
 A log tail yields :class:`Chunk` (bytes exactly as read from the file, with their offset),
-:class:`Marker` (something happened to the file: it was truncated, rotated, replaced ...) and
+:class:`StreamMarker` (something happened to the file: it was truncated, rotated, replaced ...) and
 :class:`Gap` (bytes that existed but can no longer be read, counted when the count is known).
 """
 
@@ -91,7 +91,7 @@ class Chunk:
 
 
 @dataclass(frozen=True, slots=True)
-class Marker:
+class StreamMarker:
     """Something happened to the followed file. Bytes after a new-file marker start at 0."""
 
     kind: MarkerKind
@@ -121,4 +121,4 @@ class Gap:
     reason: str
 
 
-TailItem = Chunk | Marker | Gap
+TailItem = Chunk | StreamMarker | Gap

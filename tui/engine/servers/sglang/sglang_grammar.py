@@ -22,7 +22,17 @@ from tui.engine.servers.common_patterns import (
     uvicorn_hits,
     whole,
 )
-from tui.engine.servers.hits import DecodeHit, Hit, Marker, MemoryHit, StageHit, StopHit
+from tui.engine.servers.hits import (
+    DecodeHit,
+    Hit,
+    Marker,
+    MemoryHit,
+    ProgressHit,
+    StageHit,
+    StopHit,
+)
+from tui.engine.servers.jit_phases import maybe_phase
+from tui.engine.servers.library_lines import library_hits
 from tui.engine.servers.server_args import sglang_args
 from tui.engine.startup.vocabulary import Stage
 
@@ -117,6 +127,13 @@ def _graph_end(msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
             _memory(msg))  # fmt: skip
 
 
+def _graph_sizes(_msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
+    """``Capture cuda graph bs [1, 2, 4]`` (``cuda_graph_runner.py``): the batch sizes about to
+    be captured, the progress bar's total before its first redraw."""
+    sizes = match[1].count(",") + 1 if match[1].strip() else 0
+    return (ProgressHit(Stage.CUDA_GRAPH, 0, sizes, "Capture cuda graph bs"),) if sizes else ()
+
+
 def _kv(_msg: str, match: re.Match[str]) -> tuple[Hit, ...]:
     label = (match[1] or "").strip()
     tokens = to_int(match[2]) if match[2] else None
@@ -170,6 +187,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"The available memory for KV cache is", _stage(Stage.KV_CACHE, "kv_avail", True)),
         (r"Mamba Cache is allocated", _stage(Stage.KV_CACHE, "mamba", True)),
         (r"Memory pool end", _stage(Stage.KV_CACHE, "pool_end")),
+        (r"Capture (?:cuda|npu|cpu) graph bs \[([\d, ]{0,4000})\]", _graph_sizes),
         (r"Capture ([\w -]+?) end\b", _graph_end),
         (r"Init (?:torch distributed|parallel) ends", _stage(Stage.DISTRIBUTED_INIT, "dist_end")),
         (r"Capture ([\w -]+?) begin\b", _graph_begin),
@@ -199,13 +217,14 @@ _PREFIXES = (_RULE_PREFIXES - {"Usin"}) | {"INFO", "WARN", "ERRO", "DEBU", "CRIT
 
 
 def is_boring(line: str, start: int) -> bool:
-    """True when the message at ``line[start:]`` can mean nothing (no rule, no failure)."""
+    """True when the message at ``line[start:]`` can mean nothing (no rule, no failure, no
+    compile or JIT phase)."""
     first = line[start : start + 4]
     if first in _PREFIXES or "KV Cache" in line:
         return False
     if first == "Usin" and "multimodal attention backend" in line:
         return False
-    return not maybe_failure(line)
+    return not maybe_failure(line) and not maybe_phase(line)
 
 
 def message_hits(msg: str) -> tuple[Hit, ...]:
@@ -219,9 +238,13 @@ def message_hits(msg: str) -> tuple[Hit, ...]:
             return lifecycle
         msg = strip_level(msg)
     if msg[:4] not in _RULE_PREFIXES and "KV Cache" not in msg:
-        return ()  # most lines: no rule can match, so none is tried
+        return _phase(msg)  # most lines: no rule can match, so none is tried
     for pattern, handler in _RULES:
         match = pattern.match(msg)
         if match is not None:
             return handler(msg, match)
-    return ()
+    return _phase(msg)
+
+
+def _phase(msg: str) -> tuple[Hit, ...]:
+    return library_hits(msg)

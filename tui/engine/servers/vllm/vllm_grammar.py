@@ -23,6 +23,8 @@ from tui.engine.servers.hits import (
     StopHit,
     VersionHit,
 )
+from tui.engine.servers.jit_phases import phase_hit
+from tui.engine.servers.library_lines import library_hits
 from tui.engine.servers.server_args import vllm_args
 from tui.engine.startup.vocabulary import Stage
 
@@ -157,6 +159,13 @@ def _stage(stage: Stage, key: str, draft: bool | None = None) -> Callable[..., t
     return lambda _msg, _match: (StageHit(stage, key, False, draft),)
 
 
+def _compile(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
+    """torch.compile runs inside the memory profiling (``profile_run``): the KV-cache stage."""
+    stage = StageHit(Stage.KV_CACHE, "compile")
+    phase = phase_hit(msg)
+    return (stage,) if phase is None else (stage, phase)
+
+
 _Rule = tuple[re.Pattern[str], Callable[[str, re.Match[str]], tuple[Hit, ...]]]
 _RULES: tuple[_Rule, ...] = tuple(
     (re.compile(pattern), handler)
@@ -180,7 +189,8 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"init engine \(profile, create kv cache, warmup model\) took",
          _stage(Stage.WARMUP, "engine")),
         (r"Dynamo bytecode transform time|torch\.compile (?:takes|took)|Compiling a graph for|"
-         r"Memory profiling takes|Initial profiling/warmup run", _stage(Stage.KV_CACHE, "compile")),
+         r"Memory profiling takes|Initial profiling/warmup run|Directly load the compiled graph|"
+         r"Using cache directory: .* for vLLM's torch\.compile", _compile),
         (r"Available KV cache memory",
          lambda msg, _m: (StageHit(Stage.KV_CACHE, "kv"), _kv_memory(msg))),
         (r"(?:\w+ )*KV cache size: ",
@@ -213,4 +223,6 @@ def message_hits(msg: str) -> tuple[Hit, ...]:
         if match is not None:
             return handler(msg, match)
     version = _VERSION.search(msg)
-    return () if version is None else _version(msg, version)
+    if version is not None:
+        return _version(msg, version)
+    return library_hits(msg)  # a library's line under vLLM's prefix (FlashInfer's autotuner)
