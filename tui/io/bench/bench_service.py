@@ -124,9 +124,9 @@ class _Run:
         workload = build_workload_closed(await build_workload(settings, endpoint, url, key))
         self.meta = replace(self.meta, endpoint=endpoint, model=snapshot.server.model)
         per_level = workload.prompts_of(workload.load_levels[0]) if workload.load_levels else ()
-        self.listener.started(
-            bench_title(settings, endpoint), settings.concurrency, len(per_level) or None
-        )
+        # Progress counts every measured request, over all of a level's trials.
+        total = len(per_level) * max(workload.trials, 1)
+        self.listener.started(bench_title(settings, endpoint), settings.concurrency, total or None)
         client = LevelClient(url, workload, self._decode, self.listener.progressed)
         async with client:
             await client.resolve_model()
