@@ -182,3 +182,33 @@ async def test_health_poll_sends_the_key_for_its_generation(sim: Sim) -> None:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(timeout=10.0, headers=headers) as client:
             assert (await poller.poll(client)).state is state
+
+
+def test_nothing_but_the_result_when_stderr_is_not_a_terminal(
+    sim: Sim, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["bench", "--url", sim.url, "--api-key", KEY, "--num-prompts", "2",
+            "--output-len", "4", "--no-save", "--json"]  # fmt: skip
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert json.loads(captured.out)["completed"] == 2
+
+
+async def test_progress_bars_count_each_levels_requests(sim: Sim) -> None:
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from tui.commands.bench_progress import BenchProgress
+    from tui.io.bench.bench_client import Workload
+
+    bars = Progress(console=Console(file=io.StringIO(), force_terminal=True))
+    workload = Workload(("a", "b", "c"), output_len=4, concurrency=(1, 2), trials=2,
+                        api_key=KEY, warmup_requests=1)  # fmt: skip
+    async with BenchProgress(bars).client(sim.url, workload) as client:
+        await client.run()
+    tasks = bars.tasks
+    assert [task.description for task in tasks] == ["c=1", "c=2"]
+    assert [(task.completed, task.total) for task in tasks] == [(6, 6), (6, 6)]
