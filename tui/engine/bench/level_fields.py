@@ -35,6 +35,7 @@ _SERVER = (
     "server_avg_spec_accept_length_before", "server_avg_spec_accept_length_after",
     "spec_decode_acceptance_length", "median_round_trip_ms",
 )  # fmt: skip
+_RATES = ("spec_decode_acceptance_rate", "spec_decode_per_position_acceptance_rates")
 _ACCEPTS = (
     "server_accept_length", "server_accept_basis", "log_accept_length", "log_accept_samples",
     "client_output_tokens",
@@ -47,7 +48,7 @@ _CORE = (
     "request_goodput", "request_rate", "burstiness", "num_prompts", "trials",
 )  # fmt: skip
 _SPREAD_NAMES = tuple(f"{stat}_{name}_{unit}" for name, unit, _ in _SPREADS for stat in _STATS)
-KNOWN = frozenset((*_CORE, *_SERVER, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES))
+KNOWN = frozenset((*_CORE, *_SERVER, *_RATES, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES))
 """Every field name a level's typed figures have a place for."""
 
 
@@ -72,6 +73,10 @@ def level_fields(figures: LevelFigures) -> dict[str, Any]:
     }  # fmt: skip
     if f.server is not None:
         fields |= dict(zip(_SERVER, _server_values(f.server), strict=True))
+        if f.server.acceptance_rate is not None:
+            fields["spec_decode_acceptance_rate"] = f.server.acceptance_rate
+            rates = list(f.server.acceptance_rates_per_pos)
+            fields["spec_decode_per_position_acceptance_rates"] = rates
     if f.accepts is not None:
         fields |= dict(zip(_ACCEPTS, _accept_values(f.accepts), strict=True))
     if f.source is not None or f.problems:
@@ -165,7 +170,17 @@ def _basis(value: object) -> AcceptBasis | None:
 def _server(fields: Mapping[str, object]) -> ServerSpec | None:
     if not any(name in fields for name in _SERVER):
         return None
-    return ServerSpec(*(_number(fields.get(name)) for name in _SERVER))
+    per_pos = fields.get("spec_decode_per_position_acceptance_rates")
+    rates = [_number(v) for v in per_pos] if isinstance(per_pos, list) else []
+    before, after, length, trip = (_number(fields.get(name)) for name in _SERVER)
+    return ServerSpec(
+        before,
+        after,
+        length,
+        trip,
+        acceptance_rate=_number(fields.get("spec_decode_acceptance_rate")),
+        acceptance_rates_per_pos=tuple(v for v in rates if v is not None),
+    )
 
 
 def _accepts(fields: Mapping[str, object]) -> AcceptFigures | None:

@@ -63,6 +63,10 @@ class ServerSpec:
     """vLLM's ``1 + accepted/drafts`` over the level's counter differences."""
     median_round_trip_ms: float | None = None
     """The median time of the level's no-op requests."""
+    acceptance_rate: float | None = None
+    """vLLM's accepted / draft tokens over the level, in %."""
+    acceptance_rates_per_pos: tuple[float, ...] = ()
+    """vLLM's accepted tokens at each draft position / drafts, in %."""
 
 
 @dataclass(frozen=True, slots=True)

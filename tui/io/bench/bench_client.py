@@ -44,8 +44,10 @@ from tui.engine.bench.bench_stream import (
     Prompt,
     StreamReader,
     accept_length_between,
+    acceptance_rates_between,
     request_body,
     server_accept_length,
+    position_counters,
     spec_counters,
 )
 from tui.engine.bench.level_figures import LevelFigures, ServerSpec, figures_of
@@ -140,6 +142,7 @@ def level_figures(report: LevelReport) -> LevelFigures:
     differences; ``median_round_trip_ms`` is the median time of the level's no-op requests.
     """
     trips = Distribution.of(report.round_trips)
+    rates = acceptance_rates_between(report.before.spec_counters, report.after.spec_counters)
     level = report.level
     server = ServerSpec(
         avg_accept_before=report.before.avg_spec_accept_length,
@@ -148,6 +151,8 @@ def level_figures(report: LevelReport) -> LevelFigures:
             report.before.spec_counters, report.after.spec_counters
         ),
         median_round_trip_ms=None if trips.median is None else trips.median * 1000.0,
+        acceptance_rate=rates[0],
+        acceptance_rates_per_pos=rates[1],
     )
     spreads = trial_spreads([figures_of(trial) for trial in report.trials])
     return replace(
@@ -445,7 +450,8 @@ class BenchClient:
             return ServerView()
         if response.status_code != 200:
             return ServerView()
-        return ServerView(spec_counters=spec_counters(response.text[:10_000_000]))
+        text = response.text[:10_000_000]
+        return ServerView(spec_counters=spec_counters(text) | position_counters(text))
 
     async def _get_json(self, path: str) -> object:
         try:
