@@ -45,9 +45,9 @@ from tui.engine.bench.bench_stream import (
     StreamReader,
     accept_length_between,
     acceptance_rates_between,
+    position_counters,
     request_body,
     server_accept_length,
-    position_counters,
     spec_counters,
 )
 from tui.engine.bench.level_figures import LevelFigures, ServerSpec, figures_of
