@@ -10,6 +10,9 @@ For each concurrency level it prints the requests and chunks the client handled 
 wall time and per second of the client's own CPU time (the per-core figure). Usage::
 
     python bench/client.py [--target raw|sim] [--requests 200] [--tokens 256] [--levels 1,8,32]
+    python bench/client.py --levels 64,inf     # c=64 closed loop, then every request at once
+
+A level is a concurrency, or ``inf`` for an open-loop level at an infinite request rate.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tui.engine.bench.load_plan import LoadLevel
 from tui.io.bench.bench_client import BenchClient, Workload
 
 
@@ -93,9 +97,17 @@ def _wait_ready(url: str, path: str, timeout: float = 120.0) -> None:
     raise SystemExit(f"the server at {url} did not answer within {timeout:.0f}s")
 
 
-async def _measure(url: str, requests: int, tokens: int, level: int) -> tuple[float, float, int]:
-    workload = Workload(tuple(["hello"] * requests), output_len=tokens, concurrency=(level,),
-                        warmup_requests=level)  # fmt: skip
+def _level(text: str) -> LoadLevel:
+    return LoadLevel(0, float("inf")) if text == "inf" else LoadLevel(int(text))
+
+
+async def _measure(
+    url: str, requests: int, tokens: int, level: LoadLevel
+) -> tuple[float, float, int]:
+    # No warm-up: its full-length requests would cost CPU time without counting as chunks (the
+    # level's no-op round trips open the connections first).
+    workload = Workload(tuple(["hello"] * requests), output_len=tokens, levels=(level,),
+                        warmup_requests=0)  # fmt: skip
     async with BenchClient(url, workload) as client:
         cpu = time.process_time()
         (report,) = await client.run()
@@ -123,9 +135,10 @@ def main() -> None:
         print(f"target={args.target} requests={args.requests} tokens/request={args.tokens}")
         print(f"{'conc':>5} {'wall s':>7} {'req/s':>8} {'chunks/s':>9} {'client cpu s':>12} "
               f"{'chunks/cpu-s':>12}")  # fmt: skip
-        for level in (int(part) for part in args.levels.split(",")):
+        for level in (_level(part) for part in args.levels.split(",")):
             wall, cpu, chunks = asyncio.run(_measure(url, args.requests, args.tokens, level))
-            print(f"{level:>5} {wall:>7.2f} {args.requests / wall:>8.1f} {chunks / wall:>9.0f} "
+            name = "inf" if level.request_rate else str(level.concurrency)
+            print(f"{name:>5} {wall:>7.2f} {args.requests / wall:>8.1f} {chunks / wall:>9.0f} "
                   f"{cpu:>12.2f} {chunks / cpu:>12.0f}")  # fmt: skip
     finally:
         server.terminate()

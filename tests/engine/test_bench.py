@@ -13,6 +13,7 @@ from tui.engine.bench.bench_math import (
     Distribution,
     LevelResult,
     RequestRecord,
+    Slo,
     TokenChunk,
     percentile,
     summarize,
@@ -55,10 +56,14 @@ def test_per_request_definitions() -> None:
     assert close(SPEC.tpot, (0.4 - 0.1) / 5)
     assert close(SPEC.decode_speed, 5 / 0.3)
     assert ONE_TOKEN.decode_speed is None
-    assert all(close(a, b) for a, b in zip(SPEC.itl, [0.1, 0.05, 0.05, 0.05, 0.05], strict=True))
+    gaps = [0.1, 0.05, 0.05, 0.05, 0.05]
+    assert all(close(a, b) for a, b in zip(SPEC.token_gaps, gaps, strict=True))
+    # vLLM's ITL: one gap per chunk, whatever the tokens it carried.
+    assert all(close(a, b) for a, b in zip(SPEC.itl, [0.1, 0.15, 0.05], strict=True))
     assert SPEC.accept_length == 2.0
     assert ONE_TOKEN.tpot is None
     assert ONE_TOKEN.itl == []
+    assert ONE_TOKEN.token_gaps == []
     assert NO_TOKEN.ttft is None
     assert (MISMATCH.client_tokens, MISMATCH.output_tokens) == (4, 5)
 
@@ -82,10 +87,13 @@ def test_level_ttft_tpot_itl_e2el() -> None:
     assert close(result.ttft.std, math.sqrt(0.02 / 3))
     assert close(result.tpot.mean, (0.06 + 0.075) / 2)
     assert close(result.tpot.p99, 0.06 + 0.99 * 0.015)
-    assert result.itl.count == 7
-    assert close(result.itl.mean, 0.5 / 7)
-    assert close(result.itl.median, 0.05)
-    assert close(result.itl.p90, 0.1)
+    assert result.token_gap.count == 7
+    assert close(result.token_gap.mean, 0.5 / 7)
+    assert close(result.token_gap.median, 0.05)
+    assert close(result.token_gap.p90, 0.1)
+    assert result.itl.count == 4
+    assert close(result.itl.mean, 0.5 / 4)
+    assert close(result.itl.median, 0.125)
     assert close(result.e2el.mean, 1.3 / 4)
     assert close(result.e2el.median, (0.25 + 0.4) / 2)
     assert close(result.e2el.p99, 0.4 + 0.97 * 0.2)
@@ -98,6 +106,13 @@ def test_level_decode_speed_and_accept_length() -> None:
     assert result.decode_speed.count == 2
     assert close(result.accept_length, 11 / 5)
     assert close(result.accept_lengths.mean, 2.25)
+
+
+def test_goodput_counts_requests_within_every_slo() -> None:
+    # TTFT 100, 200, 300 ms; TPOT 60, 0 (one token), 75 ms for the completed requests with tokens.
+    result = summarize(RECORDS, concurrency=4, duration=2.0, slo=Slo(ttft_ms=250, tpot_ms=70))
+    assert close(result.request_goodput, 2 / 2.0)
+    assert summarize(RECORDS, 4, 2.0).request_goodput is None
 
 
 def test_duration_defaults_to_the_span_of_the_records() -> None:
@@ -134,7 +149,9 @@ def test_result_fields_use_vllm_names_in_milliseconds() -> None:
     assert close(fields["mean_ttft_ms"], 200.0)
     assert close(fields["median_tpot_ms"], 67.5)
     assert close(fields["p99_e2el_ms"], 594.0)
-    assert close(fields["mean_itl_ms"], 500 / 7)
+    assert close(fields["mean_token_gap_ms"], 500 / 7)
+    assert close(fields["mean_itl_ms"], 125.0)
+    assert close(fields["total_token_throughput"], (42 + 12) / 2.5)
     assert close(fields["accept_length"], 2.2)
     assert fields["max_concurrency"] == 4
     empty = result_fields(summarize([], 1))

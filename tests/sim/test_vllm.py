@@ -167,3 +167,22 @@ def test_failures_exit_one_with_vllm_text(
     if kind is not None:
         assert snap.failure is not None
         assert snap.failure.kind is kind
+
+
+def test_bench_reads_vllm_acceptance_rates(sim: Sim, capsys: pytest.CaptureFixture[str]) -> None:
+    import json as json_module
+
+    from tui.cli import main
+
+    args = ["bench", "--url", sim.url, "--endpoint", "completions", "--num-prompts", "4",
+            "--output-len", "200", "--no-save", "--json"]  # fmt: skip
+    assert main(args) == 0
+    report = json_module.loads(capsys.readouterr().out)
+    length = report["spec_decode_acceptance_length"]
+    rate = report["spec_decode_acceptance_rate"]
+    per_pos = report["spec_decode_per_position_acceptance_rates"]
+    assert length == pytest.approx(2.5, rel=0.05)
+    # Three draft tokens per step: accepted / proposed = (length - 1) / 3.
+    assert rate == pytest.approx((length - 1) / 3 * 100, rel=1e-6)
+    assert len(per_pos) == 3
+    assert sum(per_pos) == pytest.approx(rate * 3, rel=1e-6)

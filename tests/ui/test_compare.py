@@ -39,6 +39,9 @@ def _level(concurrency: int, tok_s: float, ttft: float, accept: float) -> dict[s
         "server_accept_length": accept - 0.05, "server_accept_basis": "differenced",
         "log_accept_length": accept + 0.02, "log_accept_samples": 12,
         "total_output_tokens": 2048, "client_output_tokens": 2048,
+        "trials": {name: {"n": 3, "mean": m, "std": m * 0.001, "ci95": m * 0.0025}
+                   for name, m in (("output_throughput", tok_s), ("median_ttft_ms", ttft),
+                                   ("accept_length", accept))},
     }  # fmt: skip
 
 

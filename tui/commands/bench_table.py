@@ -25,6 +25,8 @@ class BenchHeader:
     seed: int
     date: str
     started_at: float
+    trials: int = 1
+    dataset: str = "builtin"
 
 
 def number_text(value: object, digits: int = 1) -> str:
@@ -57,15 +59,27 @@ def _round_trip(figures: LevelFigures) -> str:
     return number_text(None if figures.server is None else figures.server.median_round_trip_ms, 1)
 
 
+def _with_ci(figures: LevelFigures, name: str, digits: int) -> str:
+    """The figure, with ``± half-width`` of its 95 % interval over the trials."""
+    spread = figures.spread(name)
+    value = getattr(figures, name)
+    if spread is None or spread.ci95 is None:
+        return number_text(value, digits)
+    return f"{number_text(spread.mean, digits)} ±{number_text(spread.ci95, digits)}"
+
+
 ROWS: tuple[Row, ...] = (
     ("completed / failed", lambda f: f"{f.completed or 0} / {f.failed or 0}"),
     ("duration (s)", lambda f: number_text(f.duration, 2)),
     ("request throughput (req/s)", lambda f: number_text(f.request_throughput, 2)),
-    ("output throughput (tok/s)", lambda f: number_text(f.output_throughput, 1)),
+    ("output throughput (tok/s)", lambda f: _with_ci(f, "output_throughput", 1)),
+    ("total token throughput (tok/s)", lambda f: number_text(f.total_token_throughput, 1)),
+    ("goodput (req/s)", lambda f: number_text(f.request_goodput, 2)),
     ("TTFT mean / median / p99 (ms)", _triple(lambda f: f.ttft_ms)),
     ("no-op round trip median (ms)", _round_trip),
     ("TPOT mean / median / p99 (ms)", _triple(lambda f: f.tpot_ms)),
     ("ITL mean / median / p99 (ms)", _triple(lambda f: f.itl_ms)),
+    ("token gap mean / median / p99 (ms)", _triple(lambda f: f.token_gap_ms)),
     ("E2E mean / median / p99 (ms)", _triple(lambda f: f.e2el_ms)),
     ("decode speed median (tok/s)", lambda f: number_text(f.decode_tok_s.median, 1)),
     ("accept length (client)", lambda f: number_text(f.accept_length, 2)),
@@ -78,9 +92,10 @@ def render_table(meta: BenchHeader, levels: Sequence[LevelFigures]) -> str:
     """The levels as aligned text; errors of failed requests are listed below the table."""
     header = (
         f"{meta.url}  endpoint={meta.endpoint}  model={meta.model_id}  "
-        f"{meta.num_prompts} prompts, ~{meta.input_len} in / {meta.output_len} out tokens"
+        f"{meta.num_prompts} prompts ({meta.dataset}), ~{meta.input_len} in / "
+        f"{meta.output_len} out tokens" + (f", {meta.trials} trials" if meta.trials > 1 else "")
     )
-    columns = [f"c={level.concurrency}" for level in levels]
+    columns = [level.label for level in levels]
     cells = [[fill(level) for level in levels] for _name, fill in ROWS]
     width = max(len(name) for name, _ in ROWS)
     col = max(len(text) for text in [*columns, *(c for row in cells for c in row)])

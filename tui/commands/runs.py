@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands.bench_table import number_text
+from tui.commands.runs_compare import compare_text, sessions
 from tui.config import ConfigError, load_config
 from tui.engine.bench.level_fields import level_fields
 from tui.engine.bench.level_figures import LevelFigures
@@ -58,6 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--config", type=Path, help="configuration file (for its data_dir)")
     parser.add_argument("--limit", type=int, help="only the newest N runs")
     parser.add_argument("--benchmarks", action="store_true", help="list benchmark levels")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="compare the newest benchmark sessions (--limit, default 2) against their noise",
+    )
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="export as JSON")
     form.add_argument("--csv", action="store_true", help="export as CSV")
@@ -73,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, StoreError) as exc:
         print(f"bringup runs: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if getattr(args, "compare", False):
+        print(compare_text(sessions(benches, args.limit or 2)))
+    elif args.json:
         print(json.dumps(export(runs, benches), indent=2))
     elif args.csv:
         sys.stdout.write(bench_csv(benches) if args.benchmarks else runs_csv(runs))

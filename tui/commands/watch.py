@@ -110,6 +110,7 @@ async def _watch(plan: WatchPlan) -> int:
     from tui.app.monitor.themes import DEFAULT_THEME
     from tui.app.monitor.view_model import Target
     from tui.io.bench.bench_setup import BenchOptions
+    from tui.io.bench.bench_workload import api_key_of
     from tui.io.gpu.gpu_telemetry import TelemetrySettings
 
     profile = plan.profile
@@ -129,6 +130,7 @@ async def _watch(plan: WatchPlan) -> int:
             plan.config.data_dir,
             profile.launch.venv,
             profile.launch.conda_env,
+            api_key_of(None, profile),
         ),
         telemetry=TelemetrySettings(command=profile.nvidia_smi),
         history=True,

@@ -110,6 +110,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
         serving=_serving(table.table("serving")),
+        api_key_env=table.text("api_key_env", None),
         scheduler=table.choice("scheduler", SCHEDULERS, "ssh"),
         slurm=build_slurm(table.table("slurm")),
     )
@@ -237,7 +238,7 @@ def _nvidia_smi(table: Table) -> tuple[str, ...]:
 def _bench(table: Table, base: Path) -> BenchConfig:
     bench = BenchConfig(
         mode=table.choice("mode", BENCH_MODES, "auto"),
-        num_prompts=table.integer("num_prompts", 8, 1, 1_000_000),
+        num_prompts=table.integer("num_prompts", None, 1, 1_000_000),
         input_len=table.integer("input_len", 256, 1, 10_000_000),
         output_len=table.integer("output_len", 256, 1, 10_000_000),
         concurrency=_concurrency(table),
@@ -247,9 +248,40 @@ def _bench(table: Table, base: Path) -> BenchConfig:
         prompts=_prompts(table, base),
         endpoint=_endpoint(table),
         official=table.flag("official", False),
+        request_rate=_rates(table),
+        burstiness=table.number("burstiness", 1.0, 0.01, 1000.0),
+        max_concurrency=table.integer("max_concurrency", None, 1, 100_000),
+        dataset=table.choice("dataset", DATASETS, "builtin"),
+        dataset_path=table.path_value("dataset_path", base),
+        trials=table.integer("trials", 1, 1, 1000),
+        goodput=_goodput(table),
     )
     table.finish()
     return bench
+
+
+DATASETS = ("builtin", "random", "sharegpt")
+SLO_METRICS = ("ttft", "tpot", "e2el")
+
+
+def _rates(table: Table) -> tuple[float, ...]:
+    def check(item: object, index: int) -> float:
+        if item == "inf":
+            return float("inf")
+        if isinstance(item, bool) or not isinstance(item, int | float) or not item > 0:
+            raise table.error("request_rate", 'must be positive numbers or "inf"', index)
+        return float(item)
+
+    return tuple(table.items("request_rate", [], check))
+
+
+def _goodput(table: Table) -> tuple[tuple[str, float], ...]:
+    slo = table.table("goodput")
+    found = tuple(
+        (name, slo.number(name, 0.0, 0.0, 1e9)) for name in SLO_METRICS if name in slo.data
+    )
+    slo.finish()
+    return found
 
 
 def _concurrency(table: Table) -> tuple[int, ...]:

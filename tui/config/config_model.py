@@ -76,7 +76,8 @@ class BenchConfig:
     """The benchmark run against a ready server."""
 
     mode: str = "auto"
-    num_prompts: int = 8
+    num_prompts: int | None = None
+    """Requests per level; None: ``max(5 x concurrency, 16)`` (see ``load_plan``)."""
     input_len: int = 256
     output_len: int = 256
     concurrency: tuple[int, ...] = (1,)
@@ -86,6 +87,17 @@ class BenchConfig:
     prompts: Path | None = None
     endpoint: str | None = None
     official: bool = False
+    request_rate: tuple[float, ...] = ()
+    """Open-loop levels (requests per second, ``inf`` for all at once); empty: closed loop."""
+    burstiness: float = 1.0
+    max_concurrency: int | None = None
+    dataset: str = "builtin"
+    """``builtin`` (shipped prompts, or ``prompts``'s JSONL), ``random`` or ``sharegpt``."""
+    dataset_path: Path | None = None
+    """The ShareGPT JSON file (``dataset = "sharegpt"``), or the dataset the official tool reads."""
+    trials: int = 1
+    goodput: tuple[tuple[str, float], ...] = ()
+    """SLOs in milliseconds by metric (``ttft``, ``tpot``, ``e2el``)."""
 
     def endpoint_for(self, engine: str) -> str:
         """The configured endpoint, or the engine's native one (``generate`` unless vLLM)."""
@@ -135,6 +147,9 @@ class Profile:
     bench: BenchConfig = field(default_factory=BenchConfig)
     stall: StallConfig = field(default_factory=StallConfig)
     serving: ServingConfig = field(default_factory=ServingConfig)
+    api_key_env: str | None = None
+    """The environment variable holding the server's API key, sent as a bearer token by the
+    benchmark and the health poll."""
     scheduler: str = "ssh"
     """``ssh`` (started on ``hosts`` by bringup) or ``slurm`` (submitted as a job, see
     ``slurm``)."""

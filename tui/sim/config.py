@@ -76,6 +76,8 @@ class SimConfig:
     decode_tok_s: float = 60.0
     ttft_ms: float = 150.0
     accept_len: float = 2.5
+    answer_len: int = 0
+    api_key: str | None = None
     scenario: str = "ok"
     collapse_after: float = 60.0
     """``accept-collapse``: seconds after the first request when accept length falls to 1."""
@@ -175,6 +177,8 @@ def _rate_problems(config: SimConfig) -> list[str]:
     ):
         if not value > 0:
             problems.append(f"{flag} must be greater than 0 (got {value})")
+    if config.answer_len < 0:
+        problems.append(f"--answer-len must not be negative (got {config.answer_len})")
     if config.ttft_ms < 0:
         problems.append(f"--ttft-ms must not be negative (got {config.ttft_ms})")
     if config.mem_fraction_static >= 1:

@@ -49,9 +49,19 @@ class ServerState:
     fail_warmup: bool = False
     health_lies: bool = False
 
-    def new_request(self, prompt_tokens: int, max_new_tokens: int) -> GenRequest:
-        """Number a request; the very first one pays the warm-up's compile time."""
+    def new_request(
+        self, prompt_tokens: int, max_new_tokens: int, ignore_eos: bool = True, min_tokens: int = 0
+    ) -> GenRequest:
+        """Number a request; the very first one pays the warm-up's compile time.
+
+        With ``--answer-len`` a request that does not set ``ignore_eos`` ends at its
+        end-of-sequence, never before ``min_tokens`` nor after ``max_new_tokens``.
+        """
         self.serial += 1
+        answer = self.config.answer_len
+        requested = None
+        if answer and not ignore_eos and max(answer, min_tokens) < max_new_tokens:
+            requested, max_new_tokens = max_new_tokens, max(answer, min_tokens)
         extra = 0.0
         if self.warmup_pending:
             self.warmup_pending = False
@@ -63,6 +73,7 @@ class ServerState:
             serial=self.serial,
             extra_first_token_s=extra,
             first_token_id=self.serial * 7,
+            requested=requested,
         )
 
 

@@ -1,13 +1,18 @@
 """The OpenAI-compatible routes both engines serve: completions and chat completions.
 
 Streams carry one chunk per verify step (several tokens each when speculative), then a usage
-chunk when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
+chunk when ``stream_options.include_usage`` is set, then ``data: [DONE]``; with
+``stream_options.continuous_usage_stats`` every chunk carries the usage so far, as vLLM sends
+it. ``max_tokens`` (or ``max_completion_tokens``), ``ignore_eos`` and ``min_tokens`` are
+honoured: without ``ignore_eos`` a request ends at the simulated end-of-sequence
+(``--answer-len``) with ``finish_reason`` ``stop``, never before ``min_tokens``.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +47,7 @@ class Call:
     chat: bool
     stream: bool
     include_usage: bool
+    continuous_usage: bool
     rid: str
     model: str
 
@@ -83,10 +89,13 @@ def _parse(state: ServerState, data: dict[str, Any], chat: bool) -> tuple[Call, 
         chat=chat,
         stream=bool_field(data, "stream"),
         include_usage=bool_field(options, "include_usage"),
+        continuous_usage=bool_field(options, "continuous_usage_stats"),
         rid=prefix + uuid.uuid4().hex,
         model=state.config.model_name,
     )
-    return call, state.new_request(prompt, max_tokens)
+    ignore_eos = bool_field(data, "ignore_eos")
+    min_tokens = int_field(data, "min_tokens", 0, 0, limit)
+    return call, state.new_request(prompt, max_tokens, ignore_eos, min(min_tokens, max_tokens))
 
 
 def _completion_prompt(data: dict[str, Any]) -> int:
@@ -174,8 +183,11 @@ async def _events(
     async for chunk in chunks:
         completion = chunk.completion_tokens
         text = "".join(token_text(token) for token in chunk.token_ids)
-        finish = ("abort" if chunk.aborted else "length") if chunk.finished else None
-        yield sse(_envelope(state, call, [_choice(call, text, finish, first)], True))
+        finish = ("abort" if chunk.aborted else req.finish_reason) if chunk.finished else None
+        event = _envelope(state, call, [_choice(call, text, finish, first)], True)
+        if call.include_usage and call.continuous_usage:
+            event["usage"] = _usage(req, completion)
+        yield sse(event)
         first = False
     if call.include_usage:
         final = _envelope(state, call, [], True)
@@ -192,15 +204,32 @@ async def _complete(
     async for chunk in chunks:
         ids.extend(chunk.token_ids)
         completion = chunk.completion_tokens
-        finish = "abort" if chunk.aborted else "length"
+        finish = "abort" if chunk.aborted else req.finish_reason
     text = "".join(token_text(token) for token in ids)
     body = _envelope(state, call, [_choice(call, text, finish, True)], False)
     body["usage"] = _usage(req, completion)
     return body
 
 
+async def tokenize(request: Request) -> Response:
+    """``/tokenize`` as vLLM answers it: one id per word of ``prompt``."""
+    state = state_of(request)
+    try:
+        data = await read_json(request)
+        prompt = data.get("prompt")
+        if not isinstance(prompt, str):
+            raise BadRequest("'prompt' must be a string")
+    except BadRequest as exc:
+        return error_response(str(exc))
+    tokens = [zlib.crc32(word.encode()) % 30_000 + 100 for word in prompt.split()]
+    return JSONResponse(
+        {"count": len(tokens), "max_model_len": state.facts.context_len, "tokens": tokens}
+    )
+
+
 def openai_routes() -> list[Route]:
     return [
         Route("/v1/completions", completions, methods=["POST"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/tokenize", tokenize, methods=["POST"]),
     ]

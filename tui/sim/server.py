@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from tui.sim.api_key import ApiKeyCheck
 from tui.sim.config import VLLM_ENGINE, VLLM_VERSION
 from tui.sim.http_common import ServerState, state_of
 from tui.sim.logfmt import uvicorn_log_config
@@ -56,7 +58,11 @@ def build_app(state: ServerState, on_startup: Callable[[], None]) -> Starlette:
         on_startup()
         yield
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    cfg = state.config
+    middleware = []
+    if cfg.api_key:
+        middleware.append(Middleware(ApiKeyCheck, key=cfg.api_key, engine=cfg.engine))
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.sim = state
     return app
 

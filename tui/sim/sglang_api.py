@@ -195,7 +195,9 @@ def _generate_request(state: ServerState, data: dict[str, Any]) -> GenRequest:
         )
     limit = state.facts.context_len
     new = int_field(params, "max_new_tokens", 128, 0, limit)
-    return state.new_request(prompt, new)
+    ignore_eos = bool_field(params, "ignore_eos")
+    least = min(int_field(params, "min_new_tokens", 0, 0, limit), new)
+    return state.new_request(prompt, new, ignore_eos, least)
 
 
 async def _stream(
@@ -240,6 +242,8 @@ def meta_info(
     reason: dict[str, Any] | None = None
     if chunk.aborted:
         reason = {"type": "abort", "message": "The server is shutting down."}
+    elif done and req.finish_reason == "stop":
+        reason = {"type": "stop", "matched": 151645}
     elif done:
         reason = {"type": "length", "length": chunk.completion_tokens}
     info: dict[str, Any] = {

@@ -61,6 +61,11 @@ def _add_model_flags(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument("--host", default="127.0.0.1", help="address to listen on")
     group.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="require 'Authorization: Bearer KEY' (401 otherwise), as both engines do",
+    )
+    group.add_argument(
         "--port", type=int, metavar="N", help="HTTP port (default: 30000 for SGLang, 8000 for vLLM)"
     )
     group.add_argument(
@@ -265,6 +270,14 @@ def _add_sim_flags(group: argparse._ArgumentGroup) -> None:
         metavar="F",
         help="mean tokens per verify step when speculative (default: 2.5)",
     )
+    group.add_argument(
+        "--answer-len",
+        type=int,
+        default=0,
+        metavar="N",
+        help="tokens before a request's end-of-sequence unless it sets ignore_eos; "
+        "0 lets every request run to its max_tokens (default: 0)",
+    )
     group.add_argument("--pid-file", metavar="PATH", help="write the server's pid here")
     group.add_argument("--log-file", metavar="PATH", help="append the log here instead of stderr")
     group.add_argument(
@@ -367,6 +380,8 @@ def _to_config(
         decode_tok_s=ns.decode_tok_s,
         ttft_ms=ns.ttft_ms,
         accept_len=ns.accept_len,
+        answer_len=ns.answer_len,
+        api_key=ns.api_key,
         scenario=ns.scenario,
         collapse_after=ns.collapse_after,
         fail_rank=ns.fail_rank,

@@ -134,6 +134,14 @@ class GenRequest:
     serial: int
     extra_first_token_s: float = 0.0
     first_token_id: int = 0
+    requested: int | None = None
+    """The ``max_tokens`` asked for when the answer's end-of-sequence comes sooner."""
+
+    @property
+    def finish_reason(self) -> str:
+        """``stop`` when the end-of-sequence ended it before ``max_tokens``, else ``length``."""
+        stopped = self.requested is not None and self.max_new_tokens < self.requested
+        return "stop" if stopped else "length"
 
 
 @dataclass(frozen=True, slots=True)

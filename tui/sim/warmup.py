@@ -22,7 +22,10 @@ async def run_warmup(config: SimConfig, sink: LogSink) -> bool:
     """True when the warm-up generation answered 200; otherwise the failure is logged."""
     base = f"http://{config.http_host}:{config.port}"
     timeout = httpx.Timeout(600.0, connect=5.0)
-    async with httpx.AsyncClient(base_url=base, trust_env=False, timeout=timeout) as client:
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    async with httpx.AsyncClient(
+        base_url=base, trust_env=False, timeout=timeout, headers=headers
+    ) as client:
         try:
             await _wait_for_model_info(client, config.time_scale)
             response = await client.post(

@@ -27,13 +27,18 @@ from tui.engine.bench.run_compare import (
     CompareRow,
     RunColumn,
     compare_rows,
+    inconclusive,
 )
 from tui.engine.logs.sanitize import printable
 from tui.io.store.run_records import Scope, load_columns
 from tui.io.store.run_store import StoreError
 
 NAME_WIDTH = 16
-CELL_WIDTH = 22
+CELL_WIDTH = 30
+MORE_TRIALS = (
+    "Some differences are within noise or from one trial: benchmark again with more trials "
+    "(trials = 3 in the profile's [bench], or bringup bench --trials 3) to settle them."
+)
 _MARK = {Change.BETTER: (" ▲", "$success"), Change.WORSE: (" ▼", "$error")}
 
 Loader = Callable[[Path | None, Scope], list[RunColumn]]
@@ -50,6 +55,8 @@ def _cell(cell: Cell) -> Content:
     elif cell.delta:
         mark, style = _MARK.get(cell.judgement, ("", ""))
         body = Content.assemble(cell.text, " ", (cell.delta + mark, style or "$text-muted"))
+        if cell.interval:
+            body = Content.assemble(body, (f" {cell.interval}", "$text-muted"))
     else:
         body = Content(cell.text)
     return body.pad_right(max(0, CELL_WIDTH - body.cell_length))
@@ -156,8 +163,11 @@ class CompareScreen(Screen[None]):
         empty = Content("No recorded runs here yet: runs are kept when the server becomes ready.")
         self.query_one("#compare-table", Static).update(table if self.columns else empty)
         note = f"✖ {printable(self.problem)}" if self.problem else (
-            "▲ better, ▼ worse than the baseline · ←/→ choose a run · b sets the baseline"
+            "▲ better, ▼ worse than the baseline (Welch's t-test, 95 %) · ←/→ choose a run · "
+            "b sets the baseline"
         )  # fmt: skip
+        if not self.problem and inconclusive(rows):
+            note += f"\n{MORE_TRIALS}"
         self.query_one("#compare-note", Static).update(Content(note))
 
     def action_close(self) -> None:

@@ -33,11 +33,12 @@ class HealthSource:
     """Polls the server's HTTP port on the host, reached through ``session.forward``."""
 
     def __init__(
-        self, session: HostSession, port: int, engine: str = "auto", interval: float = 1.0
-    ) -> None:
+        self, session: HostSession, port: int, engine: str = "auto", interval: float = 1.0,
+        api_key: str | None = None,
+    ) -> None:  # fmt: skip
         self.session = session
         self.port = port
-        options = io_health.HealthOptions(interval=interval, engine=engine)
+        options = io_health.HealthOptions(interval=interval, engine=engine, api_key=api_key)
         self.poller = io_health.HealthPoller(self._url, options)
 
     async def _url(self) -> str:

@@ -107,7 +107,7 @@ def assemble_app(
     api = parts.sessions[0]
     health = bench = metrics = None
     if settings.port is not None:
-        health = HealthSource(api, settings.port, settings.engine)
+        health = HealthSource(api, settings.port, settings.engine, api_key=settings.bench.api_key)
         bench = BenchSetup(api, settings.port, settings.engine, settings.bench, parts.api_host)
         metrics = metrics_setup(api, settings)
     app = MonitorApp(

@@ -4,10 +4,15 @@ The definitions are the published ones of ``sglang.bench_serving`` and ``vllm be
 
 - TTFT: send time to the first chunk that carried tokens.
 - TPOT: ``(latency - ttft) / (output_tokens - 1)``, only for requests with more than one token.
-- ITL: for each chunk after the first, the gap since the previous chunk divided by the tokens in
-  the chunk, counted once per token (a chunk of 3 tokens after 30 ms gives three 10 ms values).
+- ITL (vLLM ``vllm/benchmarks/lib/endpoint_request_func.py``): for each chunk after the first,
+  the gap since the previous chunk, one value per chunk whatever the tokens it carried.
+- Token gap (ours, a name neither tool uses): the same gap divided by the tokens of the chunk,
+  counted once per token (a chunk of 3 tokens after 30 ms gives three 10 ms values).
 - E2E latency: send time to the end of the response.
-- Throughput: completed requests and output tokens divided by the level's wall-clock duration.
+- Throughput: completed requests, output tokens, and input plus output tokens
+  (``total_token_throughput``) divided by the level's wall-clock duration.
+- Goodput (vLLM ``--goodput``): completed requests that met every given SLO (TTFT, TPOT with 0
+  for one-token requests, E2E latency; milliseconds, ``<=``) per second.
 - Decode speed: per request, the tokens after the first chunk divided by the time from the first
   chunk to the last one (the server's generation rate; unlike TPOT it leaves out the time the
   stream takes to close after its last token).
@@ -21,6 +26,7 @@ Percentiles interpolate linearly between closest ranks, like numpy's default.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +82,13 @@ class RequestRecord:
 
     @property
     def itl(self) -> list[float]:
+        """vLLM's inter-token latencies: one gap per chunk after the first."""
+        timed = [chunk.at for chunk in self.chunks if chunk.tokens > 0]
+        return [b - a for a, b in itertools.pairwise(timed)]
+
+    @property
+    def token_gaps(self) -> list[float]:
+        """Each chunk's gap spread over its tokens, once per token."""
         values: list[float] = []
         previous: float | None = None
         for chunk in self.chunks:
@@ -145,6 +158,24 @@ class Distribution:
 
 
 @dataclass(frozen=True, slots=True)
+class Slo:
+    """Service-level objectives for goodput, in milliseconds (None: not checked)."""
+
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    e2el_ms: float | None = None
+
+    def met_by(self, record: RequestRecord) -> bool:
+        ttft = record.ttft
+        checks = (
+            (self.ttft_ms, None if ttft is None else ttft * 1000.0),
+            (self.tpot_ms, (record.tpot or 0.0) * 1000.0),
+            (self.e2el_ms, record.latency * 1000.0),
+        )
+        return all(limit is None or (v is not None and v <= limit) for limit, v in checks)
+
+
+@dataclass(frozen=True, slots=True)
 class LevelResult:
     """The benchmark at one concurrency level. Times in seconds, speeds per second."""
 
@@ -165,22 +196,30 @@ class LevelResult:
     accept_lengths: Distribution
     token_mismatches: int
     errors: tuple[str, ...] = ()
+    token_gap: Distribution = Distribution()
+    total_token_throughput: float = 0.0
+    request_goodput: float | None = None
 
 
 def summarize(
-    records: Sequence[RequestRecord], concurrency: int, duration: float | None = None
+    records: Sequence[RequestRecord],
+    concurrency: int,
+    duration: float | None = None,
+    slo: Slo | None = None,
 ) -> LevelResult:
     """The level's result; ``duration`` defaults to first send to last end."""
     done = [record for record in records if record.success]
     if duration is None:
         duration = _span(records)
     output_tokens = sum(record.output_tokens for record in done)
+    input_tokens = sum(record.prompt_tokens or 0 for record in done)
+    good = None if slo is None else sum(1 for record in done if slo.met_by(record))
     return LevelResult(
         concurrency=concurrency,
         completed=len(done),
         failed=len(records) - len(done),
         duration=duration,
-        total_input_tokens=sum(record.prompt_tokens or 0 for record in done),
+        total_input_tokens=input_tokens,
         total_output_tokens=output_tokens,
         request_throughput=_per_second(len(done), duration),
         output_throughput=_per_second(output_tokens, duration),
@@ -193,6 +232,9 @@ def summarize(
         accept_lengths=Distribution.of([a for r in done if (a := r.accept_length) is not None]),
         token_mismatches=sum(1 for record in done if _mismatch(record)),
         errors=_distinct_errors(records),
+        token_gap=Distribution.of([gap for record in done for gap in record.token_gaps]),
+        total_token_throughput=_per_second(input_tokens + output_tokens, duration),
+        request_goodput=None if good is None else _per_second(good, duration),
     )
 
 

@@ -25,13 +25,23 @@ ENDPOINT_PATHS = {
 }
 
 
+Prompt = str | tuple[int, ...]
+"""Text, or token ids (the ``random`` dataset: exact prompt lengths)."""
+
+
 def request_body(
-    endpoint: str, prompt: str, output_len: int, ignore_eos: bool, model: str
+    endpoint: str, prompt: Prompt, output_len: int, ignore_eos: bool, model: str
 ) -> dict[str, Any]:
-    """The JSON body of one streaming request (greedy sampling, fixed output length)."""
+    """The JSON body of one streaming request (greedy sampling, fixed output length).
+
+    Token ids go as ``input_ids`` on ``/generate`` and as the ``prompt`` list of
+    ``/v1/completions``; chat messages are text only.
+    """
     if endpoint == "generate":
         params = {"max_new_tokens": output_len, "temperature": 0.0, "ignore_eos": ignore_eos}
-        return {"text": prompt, "sampling_params": params, "stream": True}
+        key = "text" if isinstance(prompt, str) else "input_ids"
+        value: object = prompt if isinstance(prompt, str) else list(prompt)
+        return {key: value, "sampling_params": params, "stream": True}
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": output_len,
@@ -41,9 +51,11 @@ def request_body(
         "stream_options": {"include_usage": True, "continuous_usage_stats": True},
     }
     if endpoint == "chat":
+        if not isinstance(prompt, str):
+            raise ValueError("token-id prompts need the generate or completions endpoint")
         body["messages"] = [{"role": "user", "content": prompt}]
     else:
-        body["prompt"] = prompt
+        body["prompt"] = prompt if isinstance(prompt, str) else list(prompt)
     return body
 
 
@@ -128,9 +140,15 @@ def server_accept_length(info: object) -> float | None:
 
 
 _SPEC_LINE = re.compile(
-    r"^vllm:spec_decode_num_(accepted_tokens|drafts)_total(?:\{[^}]*\})?\s+(\S+)", re.MULTILINE
+    r"^vllm:spec_decode_num_(accepted_tokens|drafts|draft_tokens)_total(?:\{[^}]*\})?\s+(\S+)",
+    re.MULTILINE,
 )
-_SPEC_KEYS = {"accepted_tokens": "accepted", "drafts": "drafts"}
+_SPEC_KEYS = {"accepted_tokens": "accepted", "drafts": "drafts", "draft_tokens": "draft_tokens"}
+_POS_LINE = re.compile(
+    r"^vllm:spec_decode_num_accepted_tokens_per_pos_total\{[^}]*position=\"(\d{1,3})\"[^}]*\}"
+    r"\s+(\S+)",
+    re.MULTILINE,
+)
 
 
 def spec_counters(metrics_text: str) -> dict[str, float]:
@@ -144,6 +162,38 @@ def spec_counters(metrics_text: str) -> dict[str, float]:
         key = _SPEC_KEYS[match.group(1)]
         totals[key] = totals.get(key, 0.0) + value
     return totals
+
+
+def position_counters(metrics_text: str) -> dict[str, float]:
+    """vLLM's accepted tokens per draft position (``pos0``, ``pos1``, ...), summed."""
+    totals: dict[str, float] = {}
+    for match in _POS_LINE.finditer(metrics_text):
+        try:
+            value = float(match.group(2))
+        except ValueError:
+            continue
+        key = f"pos{int(match.group(1))}"
+        totals[key] = totals.get(key, 0.0) + value
+    return totals
+
+
+def acceptance_rates_between(
+    before: dict[str, float], after: dict[str, float]
+) -> tuple[float | None, tuple[float, ...]]:
+    """vLLM's acceptance rate (accepted / draft tokens, in %) and per-position rates (accepted
+    at position i / drafts, in %) over the counters' difference, as vLLM's spec-decode
+    metrics logger computes them (``vllm/v1/spec_decode/metrics.py``)."""
+    drafts = after.get("drafts", 0.0) - before.get("drafts", 0.0)
+    tokens = after.get("draft_tokens", 0.0) - before.get("draft_tokens", 0.0)
+    accepted = after.get("accepted", 0.0) - before.get("accepted", 0.0)
+    rate = 100.0 * accepted / tokens if tokens > 0 else None
+    positions = sorted(int(key[3:]) for key in after if key.startswith("pos"))
+    per_pos: tuple[float, ...] = ()
+    if drafts > 0 and positions == list(range(len(positions))):
+        per_pos = tuple(
+            100.0 * (after[f"pos{i}"] - before.get(f"pos{i}", 0.0)) / drafts for i in positions
+        )
+    return rate, per_pos
 
 
 def accept_length_between(before: dict[str, float], after: dict[str, float]) -> float | None:

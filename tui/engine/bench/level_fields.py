@@ -23,17 +23,20 @@ from tui.engine.bench.level_figures import (
     ServingStats,
     Stats,
 )
+from tui.engine.bench.trial_stats import TrialSpread
 
 _STATS = ("mean", "median", "std", "p90", "p95", "p99", "max")
 _SPREADS: tuple[tuple[str, str, Callable[[LevelFigures], Stats]], ...] = (
     ("ttft", "ms", lambda f: f.ttft_ms), ("tpot", "ms", lambda f: f.tpot_ms),
     ("itl", "ms", lambda f: f.itl_ms), ("e2el", "ms", lambda f: f.e2el_ms),
     ("decode", "tok_s", lambda f: f.decode_tok_s),
+    ("token_gap", "ms", lambda f: f.token_gap_ms),
 )  # fmt: skip
 _SERVER = (
     "server_avg_spec_accept_length_before", "server_avg_spec_accept_length_after",
     "spec_decode_acceptance_length", "median_round_trip_ms",
 )  # fmt: skip
+_RATES = ("spec_decode_acceptance_rate", "spec_decode_per_position_acceptance_rates")
 _ACCEPTS = (
     "server_accept_length", "server_accept_basis", "log_accept_length", "log_accept_samples",
     "client_output_tokens",
@@ -54,10 +57,11 @@ _ORIGIN = ("source", "problems")
 _CORE = (
     "max_concurrency", "completed", "failed", "duration", "total_input_tokens",
     "total_output_tokens", "request_throughput", "output_throughput", "accept_length",
-    "mean_accept_length", "token_mismatches", "errors",
+    "mean_accept_length", "token_mismatches", "errors", "total_token_throughput",
+    "request_goodput", "request_rate", "burstiness", "num_prompts", "trials",
 )  # fmt: skip
 _SPREAD_NAMES = tuple(f"{stat}_{name}_{unit}" for name, unit, _ in _SPREADS for stat in _STATS)
-KNOWN = frozenset((*_CORE, *_SERVER, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES, *_SERVING_NAMES))
+KNOWN = frozenset((*_CORE, *_SERVER, *_RATES, *_ACCEPTS, *_ORIGIN, *_SPREAD_NAMES, *_SERVING_NAMES))
 """Every field name a level's typed figures have a place for."""
 
 
@@ -82,12 +86,17 @@ def level_fields(figures: LevelFigures) -> dict[str, Any]:
     }  # fmt: skip
     if f.server is not None:
         fields |= dict(zip(_SERVER, _server_values(f.server), strict=True))
+        if f.server.acceptance_rate is not None:
+            fields["spec_decode_acceptance_rate"] = f.server.acceptance_rate
+            rates = list(f.server.acceptance_rates_per_pos)
+            fields["spec_decode_per_position_acceptance_rates"] = rates
     if f.accepts is not None:
         fields |= dict(zip(_ACCEPTS, _accept_values(f.accepts), strict=True))
     if f.serving is not None:
         fields |= _serving_fields(f.serving)
     if f.source is not None or f.problems:
         fields |= {"source": f.source, "problems": list(f.problems)}
+    fields |= _load_fields(f)
     return fields | dict(f.other)
 
 
@@ -113,6 +122,53 @@ def _serving(fields: Mapping[str, object]) -> ServingStats | None:
         max(_count(fields.get("metrics_scrapes")) or 0, 0),
         *(stats(name) for name, _ in _SERVING),
     )
+
+
+def _load_fields(f: LevelFigures) -> dict[str, Any]:
+    """The newer figures, written only when measured (older records stay as they were)."""
+    found: dict[str, Any] = {}
+    if f.total_token_throughput is not None:
+        found["total_token_throughput"] = f.total_token_throughput
+    if f.request_goodput is not None:
+        found["request_goodput"] = f.request_goodput
+    if f.request_rate is not None:
+        found["request_rate"] = rate_text(f.request_rate)
+        found["burstiness"] = f.burstiness
+    if f.num_prompts is not None:
+        found["num_prompts"] = f.num_prompts
+    if f.trials:
+        found["trials"] = {name: _spread_value(spread) for name, spread in f.trials}
+    return found
+
+
+def rate_text(rate: float) -> float | str:
+    """A request rate as vLLM saves it: the number, or ``"inf"``."""
+    return "inf" if math.isinf(rate) else rate
+
+
+def _spread_value(spread: TrialSpread) -> dict[str, Any]:
+    return {"n": spread.n, "mean": spread.mean, "std": spread.std, "ci95": spread.ci95}
+
+
+def _rate(value: object) -> float | None:
+    if value == "inf":
+        return math.inf
+    return _number(value)
+
+
+def _trials(value: object) -> tuple[tuple[str, TrialSpread], ...]:
+    if not isinstance(value, dict):
+        return ()
+    found = []
+    for name, item in value.items():
+        if not isinstance(name, str) or not isinstance(item, dict):
+            continue
+        n, mean = _count(item.get("n")), _number(item.get("mean"))
+        if n is None or n < 1 or mean is None:
+            continue
+        spread = TrialSpread(n, mean, _number(item.get("std")), _number(item.get("ci95")))
+        found.append((name, spread))
+    return tuple(found)
 
 
 def _server_values(server: ServerSpec) -> tuple[object, ...]:
@@ -153,7 +209,17 @@ def _basis(value: object) -> AcceptBasis | None:
 def _server(fields: Mapping[str, object]) -> ServerSpec | None:
     if not any(name in fields for name in _SERVER):
         return None
-    return ServerSpec(*(_number(fields.get(name)) for name in _SERVER))
+    per_pos = fields.get("spec_decode_per_position_acceptance_rates")
+    rates = [_number(v) for v in per_pos] if isinstance(per_pos, list) else []
+    before, after, length, trip = (_number(fields.get(name)) for name in _SERVER)
+    return ServerSpec(
+        before,
+        after,
+        length,
+        trip,
+        acceptance_rate=_number(fields.get("spec_decode_acceptance_rate")),
+        acceptance_rates_per_pos=tuple(v for v in rates if v is not None),
+    )
 
 
 def _accepts(fields: Mapping[str, object]) -> AcceptFigures | None:
@@ -202,4 +268,11 @@ def level_from_fields(fields: Mapping[str, object], concurrency: int | None = No
         source=source if isinstance(source, str) else None,
         problems=_texts(fields.get("problems")),
         other=_other(fields),
+        total_token_throughput=_number(fields.get("total_token_throughput")),
+        request_goodput=_number(fields.get("request_goodput")),
+        token_gap_ms=_stats(fields, "token_gap", "ms"),
+        request_rate=_rate(fields.get("request_rate")),
+        burstiness=_number(fields.get("burstiness")),
+        num_prompts=_count(fields.get("num_prompts")),
+        trials=_trials(fields.get("trials")),
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from tui.engine.bench.bench_math import Distribution, LevelResult
+from tui.engine.bench.trial_stats import TrialSpread
 
 Scalar = str | int | float | bool | None
 
@@ -62,6 +63,10 @@ class ServerSpec:
     """vLLM's ``1 + accepted/drafts`` over the level's counter differences."""
     median_round_trip_ms: float | None = None
     """The median time of the level's no-op requests."""
+    acceptance_rate: float | None = None
+    """vLLM's accepted / draft tokens over the level, in %."""
+    acceptance_rates_per_pos: tuple[float, ...] = ()
+    """vLLM's accepted tokens at each draft position / drafts, in %."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +129,29 @@ class LevelFigures:
     """What was odd in a tool's output."""
     other: tuple[tuple[str, Scalar], ...] = field(default=())
     """A tool's figures that have no place above, by their saved name, kept as read."""
+    total_token_throughput: float | None = None
+    request_goodput: float | None = None
+    """Requests per second that met every ``--goodput`` SLO (None: no SLO given)."""
+    token_gap_ms: Stats = Stats()
+    """Each chunk's gap spread over its tokens (ITL is one gap per chunk)."""
+    request_rate: float | None = None
+    """Open-loop arrivals per second (``inf``: all at once); None for a closed-loop level."""
+    burstiness: float | None = None
+    num_prompts: int | None = None
+    trials: tuple[tuple[str, TrialSpread], ...] = ()
+    """Per figure (by its saved name), its spread over the level's trials (``--trials``)."""
+
+    @property
+    def label(self) -> str:
+        """``c=4`` for a closed-loop level, ``r=8`` (``r=8 c<=16`` when capped) for open loop."""
+        if self.request_rate is None:
+            return f"c={self.concurrency}"
+        rate = "inf" if self.request_rate == float("inf") else f"{self.request_rate:g}"
+        return f"r={rate}" + (f" c<={self.concurrency}" if self.concurrency else "")
+
+    def spread(self, name: str) -> TrialSpread | None:
+        """The trials' spread of the figure saved as ``name`` (None: one trial or not kept)."""
+        return next((spread for key, spread in self.trials if key == name), None)
 
 
 def figures_of(result: LevelResult) -> LevelFigures:
@@ -146,4 +174,7 @@ def figures_of(result: LevelResult) -> LevelFigures:
         mean_accept_length=result.accept_lengths.mean,
         token_mismatches=result.token_mismatches,
         errors=result.errors,
+        total_token_throughput=result.total_token_throughput,
+        request_goodput=result.request_goodput,
+        token_gap_ms=Stats.of(result.token_gap, 1000.0),
     )

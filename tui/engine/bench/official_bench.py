@@ -230,6 +230,8 @@ class OfficialRun:
     ignore_eos: bool = True
     model: str | None = None
     host: str = "127.0.0.1"
+    dataset_path: str | None = None
+    """A ShareGPT file on the host the profile names; without it nothing is downloaded."""
 
 
 def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
@@ -237,15 +239,20 @@ def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
     default engine's (``sglang.bench_serving``) when the engine is not known.
 
     Prompts are random with fixed lengths (SGLang's ``--random-range-ratio 1``; vLLM's random
-    dataset is fixed-length by default), so the workload matches the built-in client's.
+    dataset is fixed-length by default), so the workload matches the built-in client's. The
+    random dataset is the one that needs no download (SGLang's ``random-ids``: its ``random``
+    samples ShareGPT text, fetched from the hub); a ShareGPT file is used only when the profile
+    names one.
     """
+    tool = registry.or_default(run.engine).bench_tool
+    dataset = ["--dataset-name", tool.offline_dataset]
+    if run.dataset_path:
+        dataset = ["--dataset-name", "sharegpt", "--dataset-path", run.dataset_path]
     common = [
-        "--host", run.host, "--port", str(run.port),
-        "--dataset-name", "random",
+        "--host", run.host, "--port", str(run.port), *dataset,
         "--random-input-len", str(run.input_len), "--random-output-len", str(run.output_len),
         "--num-prompts", str(run.num_prompts), "--max-concurrency", str(run.concurrency),
         "--seed", str(run.seed),
     ]  # fmt: skip
     model = ["--model", run.model] if run.model else []
-    tool = registry.or_default(run.engine).bench_tool
     return tool.argv(python, model, common, run.warmup_requests, run.ignore_eos)

@@ -2,19 +2,25 @@
 
 A run is one start-up with the benchmark levels recorded against it. When a run was
 benchmarked more than once (``b`` again), each concurrency level shows its newest result. Each
-figure of each run is compared with the baseline run's: the delta is relative (``+12.5%``) and
-judged better or worse by the figure's direction (more tokens per second is better, a longer
-start-up is worse).
+figure of each run is compared with the baseline run's: the delta is relative (``+12.5%``).
+
+A benchmark figure is called better or worse only when it is outside the noise: both levels
+were measured over two or more trials and Welch's t-test rejects equal means at the 5 % level
+with a difference above 2 % (``trial_stats``); each value shows its own 95 % interval
+(``125.0 ±1.2``). Otherwise it reads ``within noise ±x%``, or, with a single trial on
+either side, ``+x% (1 trial)`` unjudged, and the cell is marked inconclusive so that the view
+can offer more trials. The start-up time, one figure per run, is judged by its direction alone.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from tui.engine.bench.level_figures import AcceptBasis, LevelFigures
+from tui.engine.bench.trial_stats import TrialSpread, welch
 
 
 class Change(int, Enum):
@@ -50,6 +56,10 @@ class Cell:
     text: str
     delta: str = ""
     judgement: Change = Change.SAME
+    inconclusive: bool = False
+    """More trials could settle it (a side has one trial, or the test did not reject)."""
+    interval: str = ""
+    """The 95 % half-width of a judged difference (``±1.2%``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +141,26 @@ def _level_figure(read: Callable[[LevelFigures], float | None], concurrency: int
     return figure
 
 
+Spread = Callable[[RunColumn], TrialSpread | None]
+"""Reads a figure's spread over the trials (None: one trial, or not a benchmark figure)."""
+
+
+def _level_spread(name: str, concurrency: int) -> Spread:
+    def spread(column: RunColumn) -> TrialSpread | None:
+        level = column.levels.get(concurrency)
+        return None if level is None else level.spread(name)
+
+    return spread
+
+
+def _accept_spread(column: RunColumn) -> TrialSpread | None:
+    for concurrency in sorted(column.levels):
+        found = column.levels[concurrency].spread("accept_length")
+        if found is not None:
+            return found
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Metric:
     """A figure to compare: how to read it, how to print it, and which direction is better."""
@@ -139,25 +169,31 @@ class Metric:
     read: Figure
     digits: int
     higher_is_better: bool
+    spread: Spread | None = None
+    """Set for benchmark figures: they are judged against their trials' noise."""
 
 
 def metrics_for(columns: Sequence[RunColumn]) -> list[Metric]:
     """Start-up, accept length, then tok/s and median TTFT at every concurrency any run has."""
     found: list[Metric] = [
         Metric("start-up (s)", lambda c: c.startup_seconds, 1, False),
-        Metric("accept length", run_accept_length, 2, True),
+        Metric("accept length", run_accept_length, 2, True, _accept_spread),
     ]
     if any(run_serving_accept_length(column) is not None for column in columns):
         found.append(Metric("accept /metrics", run_serving_accept_length, 2, True))
     levels = sorted({concurrency for column in columns for concurrency in column.levels})
-    for concurrency in levels:
+    for c in levels:
         found.append(
-            Metric(f"tok/s @c={concurrency}",
-                   _level_figure(lambda level: level.output_throughput, concurrency), 1, True)
+            Metric(f"tok/s @c={c}", _level_figure(lambda level: level.output_throughput, c), 1,
+                   True, _level_spread("output_throughput", c))
         )  # fmt: skip
         found.append(
-            Metric(f"TTFT ms @c={concurrency}",
-                   _level_figure(lambda level: level.ttft_ms.median, concurrency), 1, False)
+            Metric(f"TTFT ms @c={c}", _level_figure(lambda level: level.ttft_ms.median, c), 1,
+                   False, _level_spread("median_ttft_ms", c))
+        )  # fmt: skip
+        found.append(
+            Metric(f"TPOT ms @c={c}", _level_figure(lambda level: level.tpot_ms.median, c), 2,
+                   False, _level_spread("median_tpot_ms", c))
         )  # fmt: skip
     return found
 
@@ -171,16 +207,40 @@ def delta(value: float, base: float, higher_is_better: bool) -> tuple[str, Chang
     return text, Change.BETTER if better else Change.WORSE
 
 
-def _cell(value: float | None, base: float | None, metric: Metric, is_base: bool) -> Cell:
+Measured = tuple[float | None, TrialSpread | None]
+
+
+def noise_delta(
+    value: TrialSpread | None, base: TrialSpread | None, plain: float, plain_base: float,
+    higher_is_better: bool,
+) -> Cell:  # fmt: skip
+    """The delta of a benchmark figure against its noise (the cell's text left empty)."""
+    if value is None or base is None or value.ci95 is None or base.ci95 is None:
+        text, _ = delta(plain, plain_base, higher_is_better)
+        return Cell("", f"{text} (1 trial)", Change.SAME, True)
+    found = welch(value, base)
+    spread = f"±{(found.half_width or 0.0) * 100:.1f}%"
+    if not found.significant:
+        return Cell("", f"within noise {spread}", Change.SAME, True)
+    better = (found.relative > 0) == higher_is_better
+    text, _ = delta(value.mean, base.mean, higher_is_better)
+    return Cell("", text, Change.BETTER if better else Change.WORSE, False, spread)
+
+
+def _cell(measured: Measured, base: Measured, metric: Metric, is_base: bool) -> Cell:
+    value, spread = measured
     if value is None:
         return Cell("-")
     text = f"{value:.{metric.digits}f}"
     if is_base:
         return Cell(text, "baseline")
-    if base is None:
+    if base[0] is None:
         return Cell(text)
-    change, judgement = delta(value, base, metric.higher_is_better)
-    return Cell(text, change, judgement)
+    if metric.spread is None:
+        change, judgement = delta(value, base[0], metric.higher_is_better)
+        return Cell(text, change, judgement)
+    found = noise_delta(spread, base[1], value, base[0], metric.higher_is_better)
+    return replace(found, text=text)
 
 
 def compare_rows(columns: Sequence[RunColumn], baseline: int) -> list[CompareRow]:
@@ -190,10 +250,18 @@ def compare_rows(columns: Sequence[RunColumn], baseline: int) -> list[CompareRow
     baseline = min(max(baseline, 0), len(columns) - 1)
     rows = []
     for metric in metrics_for(columns):
-        values = [metric.read(column) for column in columns]
-        base = values[baseline]
+        spread = metric.spread
+        found: list[Measured] = [
+            (metric.read(column), None if spread is None else spread(column)) for column in columns
+        ]
+        base = found[baseline]
         cells = tuple(
-            _cell(value, base, metric, index == baseline) for index, value in enumerate(values)
+            _cell(measured, base, metric, index == baseline) for index, measured in enumerate(found)
         )
         rows.append(CompareRow(metric.name, cells))
     return rows
+
+
+def inconclusive(rows: Sequence[CompareRow]) -> bool:
+    """Whether some benchmark figure could not be told apart from the noise."""
+    return any(cell.inconclusive for row in rows for cell in row.cells)

@@ -117,6 +117,11 @@ class BenchTool:
     """Added when they are not (the tool ignores them by default)."""
     signature_rows: tuple[str, ...] = ()
     """Summary rows (lower case) only this tool prints."""
+    offline_dataset: str = "random"
+    """The ``--dataset-name`` of random prompts that needs no download."""
+    result_format: str = ""
+    """How it writes machine-readable results: ``vllm`` (``--save-result --result-dir``) or
+    ``sglang`` (``--output-file``, JSON lines)."""
 
     def argv(
         self, python: str, model: list[str], common: list[str], warmups: int, ignore_eos: bool

@@ -1,7 +1,11 @@
 """The benchmark client: streams requests to a server and times every chunk.
 
-One shared ``httpx.AsyncClient`` with a connection per concurrent request; ``concurrency``
-workers pull prompts from one queue, so exactly that many requests are in flight. Every chunk
+One shared ``httpx.AsyncClient`` with a connection per concurrent request. A closed-loop level
+has ``concurrency`` workers pull prompts from one queue, so exactly that many requests are in
+flight; an open-loop level sends each request at its arrival time (``load_plan``), optionally
+capped by ``max_concurrency``. The run starts with its warm-up requests, full length, once. Each
+level runs ``trials`` times; its result pools the trials' requests (percentiles within them) and
+keeps each trial's figures for the confidence intervals. Every chunk
 is stamped with ``time.perf_counter`` as its line arrives; JSON is decoded once per line. The
 arithmetic lives in ``tui.engine.bench.bench_math``; this module only measures.
 
@@ -31,22 +35,27 @@ from tui.engine.bench.bench_math import (
     Distribution,
     LevelResult,
     RequestRecord,
+    Slo,
     TokenChunk,
     summarize,
 )
 from tui.engine.bench.bench_stream import (
     ENDPOINT_PATHS,
+    Prompt,
     StreamReader,
     accept_length_between,
+    acceptance_rates_between,
+    position_counters,
     request_body,
     server_accept_length,
     spec_counters,
 )
 from tui.engine.bench.level_figures import LevelFigures, ServerSpec, figures_of
+from tui.engine.bench.load_plan import LoadLevel, arrival_times, prompts_for
+from tui.engine.bench.trial_figures import trial_spreads
 from tui.engine.logs.sanitize import sanitize_text
 from tui.io.transport.deadline import within
 
-WARMUP_OUTPUT_LEN = 32
 NOOP_PATH = "/v1/models"
 HOLD_SECONDS = 10.0
 ROUND_TRIP_ROUNDS = 3
@@ -59,9 +68,13 @@ def clean(text: str, limit: int = 200) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """What to send: prompts, lengths, concurrency levels and the endpoint."""
+    """What to send: prompts, lengths, levels and the endpoint.
 
-    prompts: tuple[str, ...]
+    ``prompts`` is the pool each level takes its first ``num_prompts`` from (cycled);
+    ``levels`` replaces the closed-loop ``concurrency`` levels when given.
+    """
+
+    prompts: tuple[Prompt, ...]
     output_len: int = 256
     concurrency: tuple[int, ...] = (1,)
     warmup_requests: int = 1
@@ -69,6 +82,33 @@ class Workload:
     endpoint: str = "generate"
     model: str | None = None
     timeout: float = 600.0
+    levels: tuple[LoadLevel, ...] = ()
+    num_prompts: int | None = None
+    trials: int = 1
+    slo: Slo | None = None
+    api_key: str | None = None
+    seed: int = 0
+    per_level_default: bool = False
+    """Without ``num_prompts``: each level's default count (else the whole pool)."""
+
+    @property
+    def load_levels(self) -> tuple[LoadLevel, ...]:
+        return self.levels or tuple(LoadLevel(c) for c in self.concurrency)
+
+    def count_of(self, level: LoadLevel) -> int:
+        if self.num_prompts is None and not self.per_level_default:
+            return max(len(self.prompts), 1)
+        return prompts_for(level, self.num_prompts)
+
+    def prompts_of(self, level: LoadLevel) -> tuple[Prompt, ...]:
+        """The level's prompts: the pool's first ones, cycled when the pool is shorter."""
+        pool = self.prompts or ("",)
+        return tuple(pool[index % len(pool)] for index in range(self.count_of(level)))
+
+    @property
+    def pool_size(self) -> int:
+        """How many prompts the largest level takes."""
+        return max(self.count_of(level) for level in self.load_levels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +129,9 @@ class LevelReport:
     after: ServerView
     round_trips: tuple[float, ...] = ()
     """Seconds each timed no-op request took (rounds of ``concurrency`` sent together)."""
+    level: LoadLevel = field(default_factory=LoadLevel)
+    trials: tuple[LevelResult, ...] = ()
+    """Each trial's own result (one trial: the result itself)."""
 
 
 def level_figures(report: LevelReport) -> LevelFigures:
@@ -99,6 +142,8 @@ def level_figures(report: LevelReport) -> LevelFigures:
     differences; ``median_round_trip_ms`` is the median time of the level's no-op requests.
     """
     trips = Distribution.of(report.round_trips)
+    rates = acceptance_rates_between(report.before.spec_counters, report.after.spec_counters)
+    level = report.level
     server = ServerSpec(
         avg_accept_before=report.before.avg_spec_accept_length,
         avg_accept_after=report.after.avg_spec_accept_length,
@@ -106,13 +151,54 @@ def level_figures(report: LevelReport) -> LevelFigures:
             report.before.spec_counters, report.after.spec_counters
         ),
         median_round_trip_ms=None if trips.median is None else trips.median * 1000.0,
+        acceptance_rate=rates[0],
+        acceptance_rates_per_pos=rates[1],
     )
-    return replace(figures_of(report.result), server=server)
+    spreads = trial_spreads([figures_of(trial) for trial in report.trials])
+    return replace(
+        figures_of(report.result), server=server, request_rate=level.request_rate,
+        burstiness=None if level.request_rate is None else level.burstiness,
+        num_prompts=len(report.records) // max(len(report.trials), 1), trials=spreads,
+    )  # fmt: skip
 
 
-async def detect_endpoint(base_url: str) -> str:
+def _burst_width(level: LoadLevel, count: int) -> int:
+    """Requests that arrive together: the level's round trip is timed that many at a time.
+
+    Closed loop: its concurrency; an infinite rate: every request (at most the cap, or 64); a
+    finite rate: one, since arrivals are spread out.
+    """
+    rate = level.request_rate
+    if rate is None:
+        return max(1, level.concurrency)
+    if rate == float("inf"):
+        return level.slots or min(count, 64)
+    return 1
+
+
+class AccessDenied(Exception):
+    """The server answered 401: no API key, or not the one it wants."""
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    """The bearer token both engines check with ``--api-key``."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def denied_text(api_key: str | None) -> str:
+    if api_key:
+        return "the server refused the API key (HTTP 401)"
+    return (
+        "the server wants an API key (HTTP 401): give --api-key, set $OPENAI_API_KEY, "
+        "or name the variable in the profile's api_key_env"
+    )
+
+
+async def detect_endpoint(base_url: str, api_key: str | None = None) -> str:
     """``generate`` when the server answers SGLang's ``/server_info``, else ``completions``."""
-    async with httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=10.0) as http:
+    async with httpx.AsyncClient(
+        base_url=base_url.rstrip("/"), timeout=10.0, headers=auth_headers(api_key)
+    ) as http:
         try:
             response = await http.get("/server_info")
             found = response.status_code == 200 and isinstance(response.json(), dict)
@@ -145,11 +231,13 @@ class BenchClient:
         self.base_url = base_url.rstrip("/")
         self.workload = workload
         self.model = workload.model or "default"
-        connections = max((*workload.concurrency, workload.warmup_requests, 1))
+        widest = max(level.slots or workload.count_of(level) for level in workload.load_levels)
+        connections = max(widest, workload.warmup_requests, 1)
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(workload.timeout, connect=10.0),
             limits=httpx.Limits(max_connections=connections + 2, max_keepalive_connections=None),
+            headers=auth_headers(workload.api_key),
         )
 
     async def __aenter__(self) -> BenchClient:
@@ -159,35 +247,65 @@ class BenchClient:
         await self._http.aclose()
 
     async def resolve_model(self) -> str:
-        """The model name for OpenAI-style requests: the workload's, else ``/v1/models``'s first."""
-        if self.workload.model is None and self.workload.endpoint != "generate":
-            found = await self._get_json("/v1/models")
-            data = found.get("data") if isinstance(found, dict) else None
-            first = data[0] if isinstance(data, list) and data else None
-            if isinstance(first, dict) and isinstance(first.get("id"), str):
-                self.model = clean(first["id"])
+        """The served model's name (``/v1/models``' first) unless the workload names one.
+
+        ``AccessDenied`` when the server answers 401, before anything is measured.
+        """
+        try:
+            response = await self._http.get("/v1/models", timeout=10.0)
+            found = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            response, found = None, None
+        if response is not None and response.status_code == 401:
+            raise AccessDenied(denied_text(self.workload.api_key))
+        data = found.get("data") if isinstance(found, dict) else None
+        first = data[0] if isinstance(data, list) and data else None
+        served = first.get("id") if isinstance(first, dict) else None
+        if self.workload.model is None and isinstance(served, str):
+            self.model = clean(served)
         return self.model
 
     async def run(self) -> list[LevelReport]:
-        """Every concurrency level in turn, each after its warm-up requests."""
+        """The warm-up once, then every level in turn."""
         await self.resolve_model()
-        return [await self.run_level(level) for level in self.workload.concurrency]
+        await self.warm_up()
+        return [await self.run_level(level) for level in self.workload.load_levels]
 
-    async def run_level(self, concurrency: int) -> LevelReport:
-        warmups = self.workload.prompts[: self.workload.warmup_requests]
-        if warmups:
-            await self._send_all(warmups, min(concurrency, len(warmups)), WARMUP_OUTPUT_LEN)
-        await self.round_trips(concurrency)
+    async def warm_up(self) -> None:
+        """``warmup_requests`` full-length requests, not measured, once per run."""
+        count = self.workload.warmup_requests
+        if count > 0:
+            pool = self.workload.prompts or ("",)
+            warmups = [pool[index % len(pool)] for index in range(count)]
+            await self._send_all(warmups, LoadLevel(count), self.workload.output_len)
+
+    async def run_level(self, level: LoadLevel | int) -> LevelReport:
+        """The level's ``trials`` runs, pooled; each trial after its no-op round trips."""
+        if isinstance(level, int):
+            level = LoadLevel(level)
+        width = _burst_width(level, len(self.workload.prompts_of(level)))
+        await self.round_trips(width)
         trips: list[float] = []
         for _ in range(ROUND_TRIP_ROUNDS):
-            trips.extend(await self.round_trips(concurrency))
+            trips.extend(await self.round_trips(width))
+        prompts = self.workload.prompts_of(level)
         before = await self.server_view()
-        started = time.perf_counter()
-        records = await self._send_all(self.workload.prompts, concurrency, None)
-        duration = time.perf_counter() - started
+        records: list[RequestRecord] = []
+        trials: list[LevelResult] = []
+        total = 0.0
+        for trial in range(max(1, self.workload.trials)):
+            arrivals = arrival_times(len(prompts), level, self.workload.seed + trial)
+            started = time.perf_counter()
+            found = await self._send_all(prompts, level, None, arrivals)
+            duration = time.perf_counter() - started
+            total += duration
+            records.extend(found)
+            trials.append(summarize(found, level.concurrency, duration, self.workload.slo))
         after = await self.server_view()
-        result = summarize(records, concurrency, duration)
-        return LevelReport(result, tuple(records), before, after, tuple(trips))
+        result = summarize(records, level.concurrency, total, self.workload.slo)
+        return LevelReport(
+            result, tuple(records), before, after, tuple(trips), level, tuple(trials)
+        )
 
     async def round_trips(self, concurrency: int) -> tuple[float, ...]:
         """Times of ``concurrency`` no-op requests sent together, each on its own connection.
@@ -217,19 +335,53 @@ class BenchClient:
         return tuple(took for took in found if took is not None)
 
     async def _send_all(
-        self, prompts: Sequence[str], concurrency: int, output_len: int | None
+        self,
+        prompts: Sequence[Prompt],
+        level: LoadLevel,
+        output_len: int | None,
+        arrivals: Sequence[float] = (),
     ) -> list[RequestRecord]:
         records: list[RequestRecord | None] = [None] * len(prompts)
-        queue: Iterator[tuple[int, str]] = iter(enumerate(prompts))
+        if level.request_rate is None:
+            queue: Iterator[tuple[int, Prompt]] = iter(enumerate(prompts))
 
-        async def worker() -> None:
-            for index, prompt in queue:
-                records[index] = await self.send(prompt, output_len)
+            async def worker() -> None:
+                for index, prompt in queue:
+                    records[index] = await self.send(prompt, output_len)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+            await asyncio.gather(*(worker() for _ in range(max(1, level.concurrency))))
+        else:
+            await self._open_loop(prompts, level, output_len, arrivals, records)
         return [record for record in records if record is not None]
 
-    async def send(self, prompt: str, output_len: int | None = None) -> RequestRecord:
+    async def _open_loop(
+        self,
+        prompts: Sequence[Prompt],
+        level: LoadLevel,
+        output_len: int | None,
+        arrivals: Sequence[float],
+        records: list[RequestRecord | None],
+    ) -> None:
+        """Each request at its arrival time; beyond ``max_concurrency`` it waits for a slot."""
+        slots = asyncio.Semaphore(level.slots) if level.slots else None
+        start = time.perf_counter()
+
+        async def one(index: int, prompt: Prompt, at: float) -> None:
+            delay = start + at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if slots is None:
+                records[index] = await self.send(prompt, output_len)
+                return
+            async with slots:
+                records[index] = await self.send(prompt, output_len)
+
+        times = list(arrivals) or [0.0] * len(prompts)
+        await asyncio.gather(
+            *(one(i, p, at) for i, (p, at) in enumerate(zip(prompts, times, strict=True)))
+        )
+
+    async def send(self, prompt: Prompt, output_len: int | None = None) -> RequestRecord:
         """One streamed request; failures become a failed record, never an exception."""
         endpoint = self.workload.endpoint
         length = self.workload.output_len if output_len is None else output_len
@@ -263,6 +415,8 @@ class BenchClient:
     ) -> str | None:
         received, most = 0, 2 * length + 16
         async with self._http.stream("POST", path, json=body) as response:
+            if response.status_code == 401:
+                return denied_text(self.workload.api_key)
             if response.status_code != 200:
                 text = (await response.aread())[:300].decode("utf-8", "replace")
                 return clean(f"HTTP {response.status_code}: {text}")
@@ -296,7 +450,8 @@ class BenchClient:
             return ServerView()
         if response.status_code != 200:
             return ServerView()
-        return ServerView(spec_counters=spec_counters(response.text[:10_000_000]))
+        text = response.text[:10_000_000]
+        return ServerView(spec_counters=spec_counters(text) | position_counters(text))
 
     async def _get_json(self, path: str) -> object:
         try:

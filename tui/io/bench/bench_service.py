@@ -19,11 +19,13 @@ import httpx
 from tui.config import BenchConfig
 from tui.data.prompts import PromptFileError
 from tui.engine.bench.level_figures import LevelFigures, ServingStats
+from tui.engine.bench.load_plan import LoadLevel, prompts_for
 from tui.engine.servers import registry
 from tui.engine.startup.snapshot import DecodeSummary, Snapshot
-from tui.io.bench.bench_client import clean, detect_endpoint
+from tui.io.bench.bench_client import AccessDenied, Workload, clean, detect_endpoint
 from tui.io.bench.bench_setup import BenchSetup
-from tui.io.bench.builtin_run import SETTLE_SECONDS, LevelClient, build_workload, measure
+from tui.io.bench.bench_workload import build_workload
+from tui.io.bench.builtin_run import SETTLE_SECONDS, LevelClient, measure
 from tui.io.bench.official_run import OfficialRunFailed, OfficialSetup, run_official
 from tui.io.store.run_records import BenchMeta, save_levels
 from tui.io.store.run_store import StoreError
@@ -35,7 +37,7 @@ ServingDuring = Callable[[float, float], ServingStats | None]
 FORWARD_TIMEOUT_SECONDS = 15.0
 FAILURES = (
     httpx.HTTPError, OSError, TransportError, SessionClosed, asyncio.TimeoutError,
-    PromptFileError, OfficialRunFailed, StoreError,
+    PromptFileError, OfficialRunFailed, StoreError, AccessDenied,
 )  # fmt: skip
 """What a benchmark can fail with; each ends it with :class:`BenchRunFailed`."""
 
@@ -69,10 +71,14 @@ class BenchRequest:
 
 
 def bench_title(settings: BenchConfig, endpoint: str) -> str:
+    """What the pane says the benchmark sends: prompts per level, lengths, levels, trials."""
     levels = ",".join(str(level) for level in settings.concurrency)
+    counts = sorted({prompts_for(LoadLevel(c), settings.num_prompts) for c in settings.concurrency})
+    prompts = "/".join(str(count) for count in counts)
+    trials = f" · {settings.trials} trials" if settings.trials > 1 else ""
     return (
-        f"{endpoint} · {settings.num_prompts} prompts · ~{settings.input_len} in / "
-        f"{settings.output_len} out · c={levels}"
+        f"{endpoint} · {prompts} prompts · ~{settings.input_len} in / "
+        f"{settings.output_len} out · c={levels}{trials}"
     )
 
 
@@ -88,6 +94,11 @@ async def run_benchmark(request: BenchRequest, listener: BenchListener) -> str:
         error = clean(f"{type(exc).__name__}: {exc}", 300)
         raise BenchRunFailed(f"{error} ({run.saved})" if run.saved else error) from None
     return run.saved
+
+
+def build_workload_closed(workload: Workload) -> Workload:
+    """The pane runs the closed-loop levels (its progress is per concurrency)."""
+    return replace(workload, levels=tuple(LoadLevel(c) for c in workload.concurrency))
 
 
 class _Run:
@@ -108,20 +119,23 @@ class _Run:
         setup, snapshot = self.request.setup, self.request.snapshot()
         settings = setup.options.config
         url = await within(setup.session.forward(setup.port), FORWARD_TIMEOUT_SECONDS)
+        key = setup.options.api_key
         endpoint = settings.endpoint
         if endpoint is None:
             engine = self._engine(snapshot)
             known = registry.find(engine) is not None
-            endpoint = settings.endpoint_for(engine) if known else await detect_endpoint(url)
-        workload = build_workload(settings, endpoint)
+            endpoint = settings.endpoint_for(engine) if known else await detect_endpoint(url, key)
+        workload = build_workload_closed(await build_workload(settings, endpoint, url, key))
         self.meta = replace(self.meta, endpoint=endpoint, model=snapshot.server.model)
-        per_level = len(workload.prompts)
-        self.listener.started(bench_title(settings, endpoint), settings.concurrency, per_level)
+        per_level = workload.prompts_of(workload.load_levels[0]) if workload.load_levels else ()
+        # Progress counts every measured request, over all of a level's trials.
+        total = len(per_level) * max(workload.trials, 1)
+        self.listener.started(bench_title(settings, endpoint), settings.concurrency, total or None)
         client = LevelClient(url, workload, self._decode, self.listener.progressed)
         async with client:
             await client.resolve_model()
             self.meta = replace(self.meta, model=snapshot.server.model or client.model)
-            await measure(client, settings.concurrency, self._level_done, self.request.settle)
+            await measure(client, workload.load_levels, self._level_done, self.request.settle)
 
     async def official(self) -> None:
         setup, snapshot = self.request.setup, self.request.snapshot()

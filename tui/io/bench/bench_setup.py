@@ -18,6 +18,8 @@ class BenchOptions:
     data_dir: Path | None = None
     venv: str | None = None
     conda_env: str | None = None
+    api_key: str | None = None
+    """Sent as a bearer token (the profile's ``api_key_env``, else ``$OPENAI_API_KEY``)."""
 
 
 DEMO_BENCH = BenchOptions(

@@ -15,9 +15,8 @@ from dataclasses import replace
 
 import httpx
 
-from tui.config import BenchConfig
-from tui.data.prompts import workload_prompts
 from tui.engine.bench.bench_math import RequestRecord
+from tui.engine.bench.bench_stream import Prompt
 from tui.engine.bench.bench_view import (
     LevelExtras,
     accept_figures,
@@ -25,6 +24,7 @@ from tui.engine.bench.bench_view import (
     sglang_spec_counters,
 )
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.load_plan import LoadLevel
 from tui.engine.startup.snapshot import DecodeSummary
 from tui.io.bench.bench_client import BenchClient, LevelReport, ServerView, Workload, level_figures
 
@@ -53,7 +53,7 @@ class LevelClient(BenchClient):
         self.failed = 0
         self.marks: list[tuple[DecodeSummary, dict[str, float] | None]] = []
 
-    async def send(self, prompt: str, output_len: int | None = None) -> RequestRecord:
+    async def send(self, prompt: Prompt, output_len: int | None = None) -> RequestRecord:
         record = await super().send(prompt, output_len)
         if output_len is None:
             self.done += 1
@@ -78,11 +78,11 @@ class LevelClient(BenchClient):
         found = sglang_spec_counters(response.text[:10_000_000])
         return found if "verify" in found else None
 
-    async def level_figures(self, concurrency: int, settle: float) -> LevelFigures:
+    async def level_figures(self, level: LoadLevel, settle: float) -> LevelFigures:
         """Run one level and return its figures, the three accept lengths included."""
-        self.level, self.done, self.failed = concurrency, 0, 0
+        self.level, self.done, self.failed = level.concurrency, 0, 0
         self.marks.clear()
-        report = await self.run_level(concurrency)
+        report = await self.run_level(level)
         await asyncio.sleep(settle)
         before_log, before_counters = self.marks[0] if self.marks else (self.decode(), None)
         after_counters = self.marks[-1][1] if len(self.marks) > 1 else None
@@ -100,29 +100,16 @@ def _client_tokens(report: LevelReport) -> int:
     return sum(record.client_tokens for record in report.records if record.success)
 
 
-def build_workload(settings: BenchConfig, endpoint: str) -> Workload:
-    """The workload of a ``[bench]`` table (``PromptFileError`` for a bad prompt file)."""
-    prompts = workload_prompts(
-        settings.num_prompts, settings.input_len, settings.seed, settings.prompts
-    )
-    return Workload(
-        prompts=tuple(prompts),
-        output_len=settings.output_len,
-        concurrency=settings.concurrency,
-        warmup_requests=settings.warmup_requests,
-        ignore_eos=settings.ignore_eos,
-        endpoint=endpoint,
-    )
-
-
 async def measure(
-    client: LevelClient, levels: tuple[int, ...], level_done: LevelDone,
+    client: LevelClient, levels: tuple[LoadLevel, ...], level_done: LevelDone,
     settle: float = SETTLE_SECONDS,
 ) -> list[LevelFigures]:  # fmt: skip
-    """Every level in turn (after ``client.resolve_model()``); ``level_done`` hears of each."""
+    """The warm-up, then every level in turn (after ``client.resolve_model()``);
+    ``level_done`` hears of each."""
+    await client.warm_up()
     results = []
-    for concurrency in levels:
-        figures = await client.level_figures(concurrency, settle)
-        await level_done(concurrency, figures)
+    for level in levels:
+        figures = await client.level_figures(level, settle)
+        await level_done(level.concurrency, figures)
         results.append(figures)
     return results

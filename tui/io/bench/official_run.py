@@ -1,7 +1,10 @@
 """The engine's own benchmark tool, run on the host through the host session.
 
-``python -m sglang.bench_serving`` or ``vllm bench serve`` runs once per level; its summary
-table is read into the same fields as the built-in client's.
+``python -m sglang.bench_serving`` or ``vllm bench serve`` runs once per level, writing its
+machine-readable result (``--output-file`` / ``--save-result --result-dir``) into a temporary
+directory that the wrapper prints after a marker and removes, whatever the tool's exit. The
+result file's figures are read into the same fields as the built-in client's; the printed
+summary table is the fallback when a version writes no file.
 """
 
 from __future__ import annotations
@@ -11,13 +14,16 @@ from dataclasses import dataclass, replace
 from tui.config import BenchConfig
 from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.bench.level_figures import AcceptBasis, AcceptFigures, LevelFigures, ServerSpec
+from tui.engine.bench.load_plan import LoadLevel, prompts_for
 from tui.engine.bench.official_bench import (
     OfficialRun,
     OfficialSummary,
     official_argv,
     parse_summary,
 )
+from tui.engine.bench.official_result import RESULT_MARK, result_fields, split_output
 from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.servers import registry
 from tui.io.bench.builtin_run import LevelDone
 from tui.io.launch.remote_scripts import script
 from tui.io.transport.host_session import HostSession
@@ -26,8 +32,14 @@ OFFICIAL_TIMEOUT_SECONDS = 3600.0
 
 # Runs the tool inside the profile's virtual environment or conda environment, if any.
 OFFICIAL_SCRIPT = r"""
-venv=$1 conda=$2
-shift 2
+venv=$1 conda=$2 format=$3 mark=$4
+shift 4
+out=$(mktemp -d "${TMPDIR:-/tmp}/bringup-bench.XXXXXX") || exit 1
+trap 'rm -rf "$out"' EXIT
+case $format in
+  vllm) set -- "$@" --save-result --result-dir "$out" --result-filename result.json ;;
+  sglang) set -- "$@" --output-file "$out/result.json" ;;
+esac
 if [ -n "$venv" ]; then
   [ -d "$venv/bin" ] || { echo "no virtual environment at $venv" >&2; exit 127; }
   PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
@@ -35,9 +47,16 @@ if [ -n "$venv" ]; then
 fi
 if [ -n "$conda" ]; then
   case $conda in */*) which=-p ;; *) which=-n ;; esac
-  exec conda run --no-capture-output "$which" "$conda" "$@"
+  conda run --no-capture-output "$which" "$conda" "$@"
+else
+  "$@"
 fi
-exec "$@"
+status=$?
+if [ -s "$out/result.json" ]; then
+  printf '\n%s\n' "$mark"
+  cat "$out/result.json"
+fi
+exit $status
 """
 
 
@@ -64,13 +83,24 @@ def official_command(setup: OfficialSetup, settings: BenchConfig, concurrency: i
     """The argv (``sh -c`` wrapper included) that runs one level with the engine's tool."""
     run = OfficialRun(
         engine=setup.engine, port=setup.port, concurrency=concurrency,
-        num_prompts=settings.num_prompts, input_len=settings.input_len,
+        num_prompts=prompts_for(LoadLevel(concurrency), settings.num_prompts),
+        input_len=settings.input_len,
         output_len=settings.output_len, seed=settings.seed,
         warmup_requests=settings.warmup_requests, ignore_eos=settings.ignore_eos,
-        model=setup.model, host=setup.host,
+        model=setup.model,
+        host=setup.host,
+        dataset_path=_host_dataset(settings),
     )  # fmt: skip
-    return script("official-bench", OFFICIAL_SCRIPT, [setup.venv, setup.conda_env,
-                                                      *official_argv(run)])  # fmt: skip
+    tool = registry.or_default(setup.engine).bench_tool
+    head = [setup.venv, setup.conda_env, tool.result_format, RESULT_MARK]
+    return script("official-bench", OFFICIAL_SCRIPT, [*head, *official_argv(run)])
+
+
+def _host_dataset(settings: BenchConfig) -> str | None:
+    """The ShareGPT file the profile names (a path on the host), else None: no download."""
+    if settings.dataset == "sharegpt" and settings.dataset_path is not None:
+        return str(settings.dataset_path)
+    return None
 
 
 def _tail(data: bytes, lines: int = 3) -> str:
@@ -82,14 +112,24 @@ async def official_level(
     setup: OfficialSetup, settings: BenchConfig, concurrency: int
 ) -> LevelFigures:
     """One level run by the engine's tool on the host, as figures."""
+    requests = prompts_for(LoadLevel(concurrency), settings.num_prompts)
     argv = official_command(setup, settings, concurrency)
     result = await setup.session.run(argv, timeout=setup.timeout)
+    printed, saved = split_output(result.stdout.decode("utf-8", "replace"))
+    tool = registry.or_default(setup.engine).bench_tool
+    fields = None if saved is None else result_fields(saved, tool.result_format)
     try:
-        summary = parse_summary(result.stdout.decode("utf-8", "replace"))
+        summary = parse_summary(printed)
     except ValueError as exc:
-        said = _tail(result.stderr) or _tail(result.stdout) or "no output"
-        raise OfficialRunFailed(f"exit status {result.status}: {exc}; it said: {said}") from None
-    return summary_figures(summary, settings.num_prompts, concurrency)
+        if fields is None:
+            said = _tail(result.stderr) or _tail(result.stdout) or "no output"
+            raise OfficialRunFailed(
+                f"exit status {result.status}: {exc}; it said: {said}"
+            ) from None
+        summary = OfficialSummary(fields={}, tool=tool.backend, complete=False)
+    if fields is not None:
+        summary = replace(summary, fields=summary.fields | fields)
+    return summary_figures(summary, requests, concurrency)
 
 
 def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -> LevelFigures:

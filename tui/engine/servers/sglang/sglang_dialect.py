@@ -35,6 +35,8 @@ class SglangDialect:
         extra=("--random-range-ratio", "1"),
         keep_eos_flag="--disable-ignore-eos",
         signature_rows=("total generated tokens (retokenized)",),
+        offline_dataset="random-ids",
+        result_format="sglang",
     )
     metric_names = MetricNames(
         # python/sglang/srt/metrics/collector.py (newer releases:

@@ -40,6 +40,7 @@ class VllmDialect:
         warmup_flag="--num-warmups",
         ignore_eos_flag="--ignore-eos",
         signature_rows=("failed requests", "maximum request concurrency", "acceptance length"),
+        result_format="vllm",
     )
     metric_names = MetricNames(
         # vllm/v1/metrics/loggers.py (PrometheusStatLogger); the older names are those of
