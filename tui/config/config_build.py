@@ -38,7 +38,6 @@ from tui.engine.servers import registry
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BINDING_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _KEY_SPEC = re.compile(r"[^\s,]+(?:,[^\s,]+)*")
 _BIG = 1 << 31
 REMOVED_KEYS = {
