@@ -55,6 +55,7 @@ async def test_an_unchanged_file_is_resumed_at_the_offset(
         handle.write(B)
     await follow_once(ssh_server, log_tail, got, lambda: got.current == A + B)
     assert got.kinds == [MarkerKind.RESUMED]
+    assert got.gaps == []
     assert got.markers[0].detail == f"resumed at byte {len(A)}"
     assert got.offsets_ok
 
@@ -74,6 +75,7 @@ async def test_a_rotation_while_disconnected_recovers_the_unread_bytes(
     assert [bytes(s) for s in got.segments] == [A + b"written while we were away\n", B]
     assert got.kinds == [MarkerKind.ROTATED]
     assert "27 unread bytes were read" in got.markers[0].detail
+    assert got.gaps == []
 
 
 async def test_a_truncation_while_disconnected_starts_over(
@@ -83,9 +85,14 @@ async def test_a_truncation_while_disconnected_starts_over(
     log.write_bytes(A)
     log_tail, got = LogTail(str(log), options=FAST), Collected()
     await follow_once(ssh_server, log_tail, got, lambda: got.current == A)
+    with log.open("ab") as handle:
+        handle.write(b"[2025-01-01 00:04:00 TP0] written while the link was down\n" * 50)
     log.write_bytes(B)
     await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, B))
     assert got.kinds == [MarkerKind.TRUNCATED]
+    assert [gap.size for gap in got.gaps] == [None]
+    assert f"after byte {len(A)} while the link was down" in got.gaps[0].reason
+    assert got.order == ["bytes", "gap", MarkerKind.TRUNCATED, "bytes"]
 
 
 async def test_a_rewrite_while_disconnected_is_detected_by_its_first_bytes(
@@ -98,6 +105,8 @@ async def test_a_rewrite_while_disconnected_is_detected_by_its_first_bytes(
     log.write_bytes(A)
     await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, A))
     assert got.kinds == [MarkerKind.REWRITTEN]
+    assert [gap.size for gap in got.gaps] == [None]
+    assert got.order == ["bytes", "gap", MarkerKind.REWRITTEN, "bytes"]
 
 
 async def test_a_start_offset_skips_what_was_already_read(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.io.helpers import collecting, eventually
-from tui.io.tail.log_tail import TailOptions
+from tests.sshd import proc_stats
+from tui.io.tail.log_tail import LogTail, TailOptions
 from tui.io.transport.host_session import HostSession
 from tui.io.transport.link_events import MarkerKind
 
@@ -39,6 +43,7 @@ async def test_truncation_is_marked_and_the_new_content_read_from_zero(
         await eventually(lambda: len(got.segments) == 2 and got.current == B, state=got)
     assert [bytes(s) for s in got.segments] == [A, B]
     assert got.kinds == [MarkerKind.TRUNCATED]
+    assert got.gaps == []
     assert got.offsets_ok
 
 
@@ -128,3 +133,50 @@ async def test_text_that_imitates_a_tail_notice_is_data(
     async with collecting(session.tail(str(log), options=FAST)) as got:
         await eventually(lambda: got.current == A + forged + B)
     assert got.markers == []
+
+
+def tail_processes(spelling: str) -> list[int]:
+    """The remote ``tail`` processes of one log tail (found by its file name spelling)."""
+    found = []
+    for pid, _fields in proc_stats():
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if argv[0] == b"tail" and spelling.encode() in argv:
+                found.append(pid)
+    return found
+
+
+@contextlib.contextmanager
+def frozen(pids: list[int]) -> Iterator[None]:
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+async def test_a_stuck_tail_across_a_rewrite_reports_the_lost_bytes_as_a_gap(
+    session: HostSession, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(A)
+    log_tail = LogTail(str(log), options=FAST)
+    unread = b"[2025-01-01 00:00:30 TP0] never read by the stuck tail\n" * 20
+    rewritten = b"[2025-01-01 00:02:00 TP0] relaunched, a longer first file\n" * 60
+    async with collecting(session.follow(log_tail)) as got:
+        await eventually(lambda: got.current == A, state=got)
+        stuck = tail_processes(log_tail.spelling)
+        assert len(stuck) == 1
+        with frozen(stuck):
+            append(log, unread)
+            await eventually(lambda: log_tail.state.known_size == len(A + unread), state=got)
+            log.write_bytes(rewritten)
+            await eventually(lambda: got.gaps != [], state=got)
+        await eventually(lambda: got.current == rewritten, state=got)
+    assert [bytes(s) for s in got.segments] == [A, rewritten]
+    assert [gap.size for gap in got.gaps] == [None]
+    assert f"at least {len(unread)} unread bytes" in got.gaps[0].reason
+    assert got.order == ["bytes", "gap", MarkerKind.REWRITTEN, "bytes"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_pump import Pump
-from tui.io.tail.tail_recovery import lost_previous
+from tui.io.tail.tail_recovery import destroyed, lost_previous
 from tui.io.tail.tail_remote import (
     FileReport,
     ReportError,
@@ -70,6 +70,11 @@ class LogTail:
         self._spelling = nonce_path(path, random.getrandbits(32))
         self._followed = False
         self._waiting = False
+
+    @property
+    def spelling(self) -> str:
+        """The spelling of ``path`` the host's ``tail`` is given (unique to this tail)."""
+        return self._spelling[0]
 
     async def follow(self, transport: Transport) -> AsyncGenerator[TailItem, None]:
         """Yield items for as long as the transport works (``LinkLost`` is raised through)."""
@@ -155,13 +160,19 @@ class LogTail:
             state.reset(report.identity)
             return _Checked([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
         if report.identity != state.identity or report.size < state.offset:
-            items = await lost_previous(transport, self.path, state, self.options, report)
+            items = await lost_previous(
+                transport, self.path, state, self.options, report, unseen=resuming
+            )
             state.reset(report.identity)
             return _Checked(items, restart=True)
         if report.head != bytes(state.head) or report.window != bytes(state.recent):
-            detail = f"{printable(self.path)} was rewritten while the link was down"
+            shown = printable(self.path)
+            gaps = destroyed(state, shown, unseen=resuming)
             state.reset(report.identity)
-            return _Checked([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
+            marker = StreamMarker(
+                MarkerKind.REWRITTEN, f"{shown} was rewritten while the link was down"
+            )
+            return _Checked([*gaps, marker], restart=True)
         if resuming:
             return _Checked([StreamMarker(MarkerKind.RESUMED, f"resumed at byte {state.offset}")])
         return _Checked()

@@ -18,7 +18,7 @@ from typing import Any
 
 from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_probe import Prober
-from tui.io.tail.tail_recovery import Previous, find_previous, lost_previous
+from tui.io.tail.tail_recovery import Previous, destroyed, find_previous, lost_previous
 from tui.io.tail.tail_remote import FileReport, Notice, NoticeScanner, ReportError
 from tui.io.tail.tail_state import FileState, TailOptions
 from tui.io.transport.link_events import Gap, MarkerKind, StreamMarker, TailItem
@@ -155,8 +155,10 @@ class Pump:
                 f"{printable(self.path)} was rewritten in place; reading it again from the "
                 f"start (up to {repeat} bytes received just before may repeat)"
             )
+            gaps = destroyed(state, printable(self.path), unseen=False, upto=asked.offset)
             state.reset(state.identity)
-            return CheckOutcome([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
+            marker = StreamMarker(MarkerKind.REWRITTEN, detail)
+            return CheckOutcome([*gaps, marker], restart=True)
         state.verify(asked.offset, report.size)
         return CheckOutcome()
 
@@ -172,9 +174,11 @@ class Pump:
         self._shrunk += 1
         if self._shrunk < 3:
             return CheckOutcome()
-        detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
+        shown = printable(self.path)
+        detail = f"{shown} was truncated at byte {self.state.offset}"
+        gaps = destroyed(self.state, shown, unseen=False)
         self.state.reset(self.state.identity)
-        return CheckOutcome([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
+        return CheckOutcome([*gaps, StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
 
     async def _drain_step(self, drain: _Drain) -> list[TailItem]:
         left = drain.deadline - self._loop.time()

@@ -91,26 +91,48 @@ async def read_missed(
     return items
 
 
+def destroyed(state: FileState, shown: str, unseen: bool, upto: int | None = None) -> list[Gap]:
+    """The gap for content destroyed after ``state.offset`` (or ``upto``), if any was unread.
+
+    ``unseen``: the file was out of sight (the link was down), so whatever was written after
+    the offset before the content was destroyed is lost, in an unknown amount. Otherwise a gap
+    is reported when a check had seen the file longer than what was read (``tail`` was stuck).
+    The size is never claimed: what was written after the last check is not known.
+    """
+    offset = state.offset if upto is None else upto
+    seen = state.known_size - offset
+    least = f" (at least {seen})" if seen > 0 else ""
+    if unseen:
+        why = (
+            f"bytes written to {shown} after byte {offset} while the link was down{least} "
+            "were destroyed before they could be read"
+        )
+        return [Gap(None, why)]
+    if seen > 0:
+        why = f"at least {seen} unread bytes of {shown} after byte {offset} were destroyed"
+        return [Gap(None, why)]
+    return []
+
+
 async def lost_previous(
     transport: Transport,
     path: str,
     state: FileState,
     options: TailOptions,
     current: FileReport | None,
+    unseen: bool = False,
 ) -> list[TailItem]:
     """Items for a log whose content moved: recovered bytes, then the marker, or a gap.
 
     ``current`` describes the file now under the name (None when ``tail`` reported a
-    truncation of the file it holds open). The caller resets ``state`` afterwards.
+    truncation of the file it holds open); ``unseen`` says the link was down meanwhile (see
+    :func:`destroyed`). The caller resets ``state`` afterwards.
     """
     truncated = current is None or current.identity == state.identity
     previous = await find_previous(transport, path, state, options)
     shown = printable(path)
     if previous is None:
-        items: list[TailItem] = []
-        if state.known_size > state.offset:
-            lost = state.known_size - state.offset
-            items.append(Gap(lost, f"{lost} bytes of the previous {shown} could not be read"))
+        items: list[TailItem] = [*destroyed(state, shown, unseen)]
         kind = MarkerKind.TRUNCATED if truncated else MarkerKind.REPLACED
         verb = "was truncated" if truncated else "was replaced by a new file"
         return [*items, StreamMarker(kind, f"{shown} {verb} at byte {state.offset}")]
