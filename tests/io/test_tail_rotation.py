@@ -16,6 +16,12 @@ from tui.io.tail.log_tail import LogTail, TailOptions
 from tui.io.transport.host_session import HostSession
 from tui.io.transport.link_events import MarkerKind
 
+
+def real(path: Path) -> str:
+    """``path`` with every symbolic link resolved, as the host's ``readlink -f`` prints it."""
+    return os.path.realpath(path)
+
+
 FAST = TailOptions(probe_interval=0.3, wait_interval=0.1, drain_idle=0.2)
 A = b"".join(b"[2025-01-01 00:00:0%d TP0] first file line %d\n" % (i % 10, i) for i in range(40))
 B = b"[2025-01-01 00:01:00 TP0] second file\n" * 3
@@ -180,3 +186,31 @@ async def test_a_stuck_tail_across_a_rewrite_reports_the_lost_bytes_as_a_gap(
     assert [gap.size for gap in got.gaps] == [None]
     assert f"at least {len(unread)} unread bytes" in got.gaps[0].reason
     assert got.order == ["bytes", "gap", MarkerKind.REWRITTEN, "bytes"]
+
+
+def point(link: Path, target: Path) -> None:
+    """Switch ``link`` to ``target`` at once, as ``ln -sfn`` does."""
+    fresh = link.with_name(link.name + ".new")
+    fresh.symlink_to(target.name)
+    os.replace(fresh, link)
+
+
+async def test_a_switched_log_symlink_is_named_and_the_new_target_read_from_its_start(
+    session: HostSession, tmp_path: Path
+) -> None:
+    first, second, log = tmp_path / "run-1.log", tmp_path / "run-2.log", tmp_path / "server.log"
+    first.write_bytes(A)
+    log.symlink_to(first.name)
+    async with collecting(session.tail(str(log), options=FAST)) as got:
+        await eventually(lambda: got.current == A, state=got)
+        second.write_bytes(B)
+        point(log, second)
+        append(first, b"late line in the old target\n")
+        await eventually(lambda: len(got.segments) == 2 and got.current == B, state=got)
+    assert [bytes(s) for s in got.segments] == [A + b"late line in the old target\n", B]
+    assert got.kinds == [MarkerKind.RELINKED]
+    detail = got.markers[0].detail
+    assert f"log symlink {log} now points to {real(second)}" in detail
+    assert f"it pointed to {real(first)}" in detail
+    assert "renamed" not in detail
+    assert got.gaps == []

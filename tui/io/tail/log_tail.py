@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_pump import Pump
-from tui.io.tail.tail_recovery import destroyed, lost_previous
+from tui.io.tail.tail_recovery import destroyed, left_behind, lost_previous, relinked
 from tui.io.tail.tail_remote import (
     FileReport,
     ReportError,
@@ -159,6 +159,12 @@ class LogTail:
             detail = f"{printable(self.path)} is shorter than the start offset {state.offset}"
             state.reset(report.identity)
             return _Checked([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
+        if report.identity != state.identity and relinked(state, report):
+            items = await left_behind(transport, self.path, state, self.options, report)
+            state.reset(report.identity)
+            return _Checked(items, restart=True)
+        if report.identity == state.identity:
+            state.target = report.target
         if report.identity != state.identity or report.size < state.offset:
             items = await lost_previous(
                 transport, self.path, state, self.options, report, unseen=resuming

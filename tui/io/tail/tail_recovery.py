@@ -17,6 +17,8 @@ from tui.io.tail.tail_remote import (
     ReportError,
     locate_argv,
     parse_locate,
+    parse_report,
+    probe_loop_argv,
     read_range_argv,
 )
 from tui.io.tail.tail_state import FileState, TailOptions
@@ -154,3 +156,57 @@ def _marker(
     return StreamMarker(
         MarkerKind.REPLACED, f"{shown} was replaced; its old content is in {name}{tail}"
     )
+
+
+def relinked(state: FileState, current: FileReport) -> bool:
+    """Whether the log's name is a symbolic link that now leads somewhere else."""
+    return current.target is not None and current.target != state.target
+
+
+def relinked_marker(path: str, old: str | None, new: str | None) -> StreamMarker:
+    """The marker of a log symlink switched to another file (followed from its start)."""
+    shown, target = printable(path), printable(new or "?")
+    was = f" (it pointed to {printable(old)})" if old else ""
+    detail = f"log symlink {shown} now points to {target}{was}; following {target} from its start"
+    return StreamMarker(MarkerKind.RELINKED, detail)
+
+
+async def left_behind(
+    transport: Transport, path: str, state: FileState, options: TailOptions, current: FileReport
+) -> list[TailItem]:
+    """After the log symlink was switched while the link was down: the unread rest of the file
+    it led to (when that is still the same file), or a gap; then the marker."""
+    old = state.target
+    previous = await old_target(transport, state, options)
+    if previous is not None:
+        items = await read_missed(transport, previous, state, options)
+    else:
+        items = [*destroyed(state, printable(path), unseen=True)]
+    return [*items, relinked_marker(path, old, current.target)]
+
+
+async def old_target(
+    transport: Transport, state: FileState, options: TailOptions
+) -> Previous | None:
+    """The file the log symlink led to before it was switched, while it is still that file."""
+    if state.target is None:
+        return None
+    report = await describe_file(transport, state.target, state, options)
+    if report is None or report.identity != state.identity:
+        return None
+    return Previous(state.target, report.size, renamed=False)
+
+
+async def describe_file(
+    transport: Transport, name: str, state: FileState, options: TailOptions
+) -> FileReport | None:
+    """One file's report (None when it is gone or the host cannot be asked)."""
+    start, window = state.window_request()
+    try:
+        result = await transport.run(
+            probe_loop_argv(name), stdin=f"{len(state.head)} {start} {window}\n".encode(),
+            timeout=options.command_timeout,
+        )  # fmt: skip
+        return parse_report(result.stdout.split(b"\n")[:3])
+    except (TransportError, ReportError):
+        return None

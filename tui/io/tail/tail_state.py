@@ -42,6 +42,8 @@ class FileState:
         if offset < 0:
             raise ValueError("the start offset cannot be negative")
         self.identity: tuple[int, int] | None = None
+        self.target: str | None = None
+        """Where the log's name led (a symbolic link's target) when this file was opened."""
         self.offset = offset
         self.head = bytearray()
         self.recent = bytearray()
@@ -64,6 +66,7 @@ class FileState:
     def adopt(self, report: FileReport) -> None:
         """Take the fingerprint of a file first seen at ``offset`` (possibly not 0)."""
         self.identity = report.identity
+        self.target = report.target
         self.head = bytearray(report.head[: self.offset])
         self.recent = bytearray(report.window)
         self.verified = self.offset
