@@ -214,3 +214,27 @@ async def test_a_switched_log_symlink_is_named_and_the_new_target_read_from_its_
     assert f"it pointed to {real(first)}" in detail
     assert "renamed" not in detail
     assert got.gaps == []
+
+
+async def test_a_stuck_tail_resumed_at_once_after_a_rewrite_still_reports_the_gap(
+    session: HostSession, tmp_path: Path
+) -> None:
+    """Resumed before any check saw the rewrite, ``tail`` passes on new bytes as if they were
+    old ones; the checks that saw it stuck still place the loss where it stuck."""
+    log = tmp_path / "server.log"
+    log.write_bytes(A)
+    log_tail = LogTail(str(log), options=FAST)
+    unread = b"[2025-01-01 00:00:30 TP0] never read by the stuck tail\n" * 20
+    rewritten = b"[2025-01-01 00:02:00 TP0] relaunched, a much longer first file\n" * 80
+    async with collecting(session.follow(log_tail)) as got:
+        await eventually(lambda: got.current == A, state=got)
+        with frozen(tail_processes(log_tail.spelling)):
+            append(log, unread)
+            await eventually(lambda: log_tail.state.stalled_at == len(A), state=got)
+            log.write_bytes(rewritten)
+        await eventually(lambda: len(got.segments) == 2 and got.current == rewritten, state=got)
+    assert [gap.size for gap in got.gaps] == [None]
+    assert f"at least {len(unread)} unread bytes" in got.gaps[0].reason
+    assert f"after byte {len(A)} " in got.gaps[0].reason
+    assert got.order[-3:] == ["gap", got.kinds[-1], "bytes"]
+    assert got.kinds[-1] in (MarkerKind.REWRITTEN, MarkerKind.TRUNCATED)

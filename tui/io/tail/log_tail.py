@@ -9,8 +9,10 @@ of the file it reads (device and inode, its first bytes, the bytes just before t
 - truncation, copy-truncate, rename-and-recreate, delete-and-recreate and "truncated, then
   regrown past the old offset" each produce a
   :class:`~tui.io.transport.link_events.StreamMarker`; bytes a rotation moved elsewhere are read
-  back from the renamed file or the copy, and bytes that are gone are counted in a
-  :class:`~tui.io.transport.link_events.Gap`;
+  back from the renamed file or the copy, and bytes that are gone are reported as a
+  :class:`~tui.io.transport.link_events.Gap` (of unknown size when nobody saw how many: content
+  destroyed while the link was down or while ``tail`` was stuck);
+- a log symlink switched to another file is named as such, the old target read to its end;
 - a file that does not exist yet is waited for.
 
 A check every ``probe_interval`` seconds on the same connection catches what ``tail`` itself

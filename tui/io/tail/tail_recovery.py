@@ -98,10 +98,14 @@ def destroyed(state: FileState, shown: str, unseen: bool, upto: int | None = Non
 
     ``unseen``: the file was out of sight (the link was down), so whatever was written after
     the offset before the content was destroyed is lost, in an unknown amount. Otherwise a gap
-    is reported when a check had seen the file longer than what was read (``tail`` was stuck).
-    The size is never claimed: what was written after the last check is not known.
+    is reported when a check had seen the file longer than what was read (``tail`` was stuck;
+    when checks saw it stuck, from where it stuck, as what it passed on after resuming may
+    already be the new content). The size is never claimed: what was written after the last
+    check is not known.
     """
     offset = state.offset if upto is None else upto
+    if state.stalled_at is not None:
+        offset = min(offset, state.stalled_at)
     seen = state.known_size - offset
     least = f" (at least {seen})" if seen > 0 else ""
     if unseen:
