@@ -21,6 +21,7 @@ from pathlib import Path
 
 import asyncssh
 
+from tui.io.transport.dead_link import keepalive_kwargs
 from tui.io.transport.deadline import within
 from tui.io.transport.host_keys import (
     DEFAULT_KNOWN_HOSTS,
@@ -211,8 +212,7 @@ async def _connect_one(
         **_cipher_kwargs(options),
         connect_timeout=target.connect_timeout,
         login_timeout=target.login_timeout,
-        keepalive_interval=target.keepalive_interval,
-        keepalive_count_max=target.keepalive_count_max,
+        **keepalive_kwargs(target.keepalive_interval, target.keepalive_count_max),
     )
     try:
         limit = target.connect_timeout + target.login_timeout
