@@ -11,7 +11,7 @@ from tui.engine.metrics.reading import engine_names, read_scrape
 from tui.engine.servers import registry
 from tui.engine.servers.sglang.sglang_dialect import SGLANG
 from tui.engine.servers.vllm.vllm_dialect import VLLM
-from tui.io.metrics.exposition import ExpositionError, parse_exposition
+from tui.io.metrics.exposition import ExpositionError, ExpositionReader, parse_exposition
 
 TTFT_A = (0, 0, 0, 0, 2, 6, 8, 9, 10, 10, 10, 10, 10, 10, 10)
 TTFT_B = (0, 0, 0, 0, 2, 6, 8, 9, 10, 30, 40, 50, 50, 50, 50)
@@ -173,3 +173,29 @@ def test_only_the_wanted_series_are_parsed() -> None:
     assert "vllm:prompt_tokens_total" not in names  # no figure reads it
     full = read_scrape(parse_exposition(_vllm(), 0.0), VLLM.metric_names)
     assert read_scrape(scrape, VLLM.metric_names) == full
+
+
+def test_the_reader_parses_an_answer_only_when_its_series_change() -> None:
+    reader = ExpositionReader()
+    first, later = _vllm(), _vllm(generated=12_000, kv=0.5, itl=ITL_B)
+    assert reader.read(first, 1.0) == parse_exposition(first, 1.0)
+    assert reader.read(later, 2.0) == parse_exposition(later, 2.0)
+    assert reader.parsed == 1
+    restarted = _vllm(old=True)
+    assert reader.read(restarted, 3.0) == parse_exposition(restarted, 3.0)
+    assert reader.parsed == 2
+
+
+def test_the_reader_keeps_the_parsers_names_and_refuses_what_it_refuses() -> None:
+    # A counter written without ``_total`` is named with it by the parser, also when reused.
+    text = '# TYPE x:tokens counter\nx:tokens{a="1"} 5\nx:gauge NaN\nx:g{le="+Inf"} +Inf\n'
+    reader = ExpositionReader()
+    for at in (1.0, 2.0):
+        samples = reader.read(text.replace("5", str(int(at * 5))), at).samples
+        assert [(s.name, s.labels) for s in samples] == [
+            ("x:tokens_total", (("a", "1"),)), ("x:gauge", ()), ("x:g", (("le", "+Inf"),)),
+        ]  # fmt: skip
+        assert samples[0].value == at * 5
+    assert reader.parsed == 1
+    with pytest.raises(ExpositionError):
+        reader.read(text.replace("5", "five"), 3.0)

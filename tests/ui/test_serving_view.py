@@ -15,9 +15,11 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.serving.serving_messages import MetricsMissed, MetricsRead
 from tui.app.serving.serving_state import ServingState
 from tui.app.serving.serving_text import figures_line, spark
+from tui.app.widgets.rank_panel import RankPanel
 from tui.engine.metrics.alarms import ServingAlarm
 from tui.engine.metrics.figures import ServingFigures
 from tui.engine.metrics.metrics_window import WindowedFigures
+from tui.engine.metrics.rank_figures import RankFigures
 from tui.io.metrics.metrics_scrape import MetricsMissing, MetricsScraped
 
 Compare = Callable[..., bool]
@@ -25,7 +27,10 @@ FLOOR = ServingAlarm("accept-floor", "accept length", 1.0, "last 2 s", "below th
 
 
 def _report(
-    step: int, alarms: tuple[ServingAlarm, ...] = (), started: bool = True
+    step: int,
+    alarms: tuple[ServingAlarm, ...] = (),
+    started: bool = True,
+    ranks: tuple[RankFigures, ...] = (),
 ) -> MetricsScraped:
     accept = 3.0 - (step % 5) * 0.1
     interval = ServingFigures(
@@ -38,7 +43,7 @@ def _report(
     return MetricsScraped(
         2.0 * step,
         "sglang",
-        WindowedFigures(interval, short, short),
+        WindowedFigures(interval, short, short, ranks),
         alarms if started else (),
         alarms,
         3.0,
@@ -65,6 +70,43 @@ def test_serving_figures(snap_compare: Compare, size: tuple[int, int]) -> None:
     app, clock = make_monitor()
     before = at_phase(app, clock, 8, "ready", health=READY_HEALTH)
     assert snap_compare(app, terminal_size=size, run_before=_serving(app, before))
+
+
+def _per_rank(
+    app: MonitorApp, before: Callable[[Pilot[int]], Awaitable[None]]
+) -> Callable[[Pilot[int]], Awaitable[None]]:
+    """Every scheduler's own figures (SGLang's ``tp_rank`` label, one value per rank)."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await before(pilot)
+        ranks = tuple(
+            RankFigures((("TP", tp),), 150.0 + tp, 4 + tp % 2, tp % 3, 0.1 * tp) for tp in range(8)
+        )
+        app.serving.post_message(MetricsRead(_report(1, ranks=ranks)))
+        await pilot.pause(0.1)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_serving_figures_per_rank(snap_compare: Compare, size: tuple[int, int]) -> None:
+    app, clock = make_monitor()
+    before = at_phase(app, clock, 8, "ready", health=READY_HEALTH)
+    assert snap_compare(app, terminal_size=size, run_before=_per_rank(app, before))
+
+
+async def test_rank_panels_show_their_engines_figures_and_drop_them_when_serving_ends() -> None:
+    app, clock = make_monitor()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _per_rank(app, at_phase(app, clock, 8, "ready", health=READY_HEALTH))(pilot)
+        texts = {panel.tag: panel.render_text() for panel in app.screen.query(RankPanel)}
+        assert "tok/s 153  run 5  queue 0" in texts["TP3"]
+        assert "\n" not in texts["TP3"].split("\n")[1]
+        app.serving.state.stopped()
+        app.state.touch()
+        app.flush()
+        await pilot.pause(0.1)
+        assert "tok/s" not in app.screen.query(RankPanel).first().render_text()
 
 
 def test_serving_alarm(snap_compare: Compare) -> None:

@@ -246,12 +246,12 @@ class MonitorApp(App[int]):
         if self.state.dirty:
             view = self.state.view()
             self.last_view = view
+            self.serving.verdict_seen(view)  # first: the rank panels show what it keeps
             main = self._main()
             if main is not None and main.is_current and main.composed:
                 main.show(view)
             self.alerts.verdict_seen(view)
             self.bench.verdict_seen(view)
-            self.serving.verdict_seen(view)
         if log_screen is not None:
             log_screen.pull()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
@@ -12,12 +13,16 @@ from textual.widgets import Footer
 from tui.app.bench.bench_pane import BenchPane
 from tui.app.launch.kernel_log_check import KernelLogCheck
 from tui.app.monitor.view_model import MonitorView
+from tui.app.serving.serving_messages import MetricsRead
+from tui.app.serving.serving_panel import ServingPanel
+from tui.app.serving.serving_state import ServingState
 from tui.app.widgets.failure_panel import FailurePanel
 from tui.app.widgets.gpu_widgets import RankGpuView, rank_gpu_view
 from tui.app.widgets.header import StatusHeader
 from tui.app.widgets.rank_grid import RankGrid
 from tui.app.widgets.rank_panel import RankCard, RankPanel
 from tui.engine.judge.stall import usual_for
+from tui.engine.metrics.figure_text import panel_cells
 from tui.engine.startup.snapshot import Progress, RankState
 from tui.engine.startup.vocabulary import Stage
 from tui.engine.timing.estimate import startup_ranks
@@ -30,9 +35,10 @@ usually lasts less counts in seconds."""
 FINE_CLOCK_BELOW = 60.0
 
 
-def rank_cards(view: MonitorView) -> list[RankCard]:
+def rank_cards(view: MonitorView, serving: ServingState | None = None) -> list[RankCard]:
     """One card per rank, with the time spent in its current stage (in steps of
-    ``PANEL_CLOCK_STEP`` in a long stage, taken together for every panel)."""
+    ``PANEL_CLOCK_STEP`` in a long stage, taken together for every panel) and, once the
+    server serves, the figures of ``serving`` that belong to it."""
     failure = view.snapshot.failure
     failing = failure.rank if failure is not None else None
     flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
@@ -41,6 +47,11 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
     ended = view.snapshot.stopped or failure is not None
     last_word = max((rank.last_seen_at for rank in shown), default=view.now)
     stepped = view.now - view.now % PANEL_CLOCK_STEP
+    cells = (
+        {}
+        if serving is None
+        else panel_cells([r.tag for r in shown], serving.figures, serving.ranks)
+    )
     for rank in shown:
         frozen = ended or rank.failed or rank.stage.order >= Stage.READY.order
         usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
@@ -55,6 +66,7 @@ def rank_cards(view: MonitorView) -> list[RankCard]:
                 failing=rank.tag == failing,
                 gpu=_gpu_view(view, rank),
                 approx=None if frozen else approximate_progress(rank, shown),
+                serving=cells.get(rank.tag, ()),
             )
         )
     return cards
@@ -98,12 +110,13 @@ class MainScreen(Screen[None]):
         self,
         bench: BenchPane | None = None,
         features: Sequence[Widget] = (),
-        serving: Widget | None = None,
+        serving: ServingPanel | None = None,
     ) -> None:
         """``features`` are widgets without looks that own a key's work (launch, stacks);
         ``serving`` the engine's figures, under the header."""
         super().__init__()
         self._serving = serving
+        self._view: MonitorView | None = None
         self._bench = bench if bench is not None else BenchPane(id="bench")
         self._features = tuple(features)
         self._header = StatusHeader()
@@ -125,8 +138,9 @@ class MainScreen(Screen[None]):
 
     def show(self, view: MonitorView) -> None:
         """Apply one view to every widget (the caller batches the repaint)."""
+        self._view = view
         self._header.show(view)
-        self._grid.show(rank_cards(view), view.snapshot.nodes, view.now)
+        self._show_ranks(view)
         job = view.job
         if view.snapshot.failure is None and job is not None and job.ended:
             self._failure.show_job(job, view.job_lines)
@@ -135,6 +149,17 @@ class MainScreen(Screen[None]):
         for feature in self._features:
             if isinstance(feature, KernelLogCheck):
                 feature.saw(view)
+
+    def _show_ranks(self, view: MonitorView) -> None:
+        serving = self._serving.state if self._serving is not None else None
+        self._grid.show(rank_cards(view, serving), view.snapshot.nodes, view.now)
+
+    @on(MetricsRead)
+    def _metrics_read(self) -> None:
+        """A scrape changed the figures the rank panels show (the serving panel took it
+        first)."""
+        if self._view is not None:
+            self._show_ranks(self._view)
 
     def focused_rank(self) -> str | None:
         focused = self.focused

@@ -10,6 +10,7 @@ from tui.engine.bench.level_figures import ServingStats
 from tui.engine.bench.serving_level import TimedFigures, serving_stats
 from tui.engine.metrics.alarms import ServingAlarm
 from tui.engine.metrics.figures import ServingFigures
+from tui.engine.metrics.rank_figures import RankFigures
 from tui.io.metrics.metrics_scrape import MetricsMissing, MetricsScraped
 
 HISTORY = 90
@@ -23,6 +24,8 @@ class ServingState:
     """The serving view's state; ``version`` moves with every change."""
 
     figures: ServingFigures | None = None
+    ranks: tuple[RankFigures, ...] = ()
+    """Each engine's figures at the last scrape, when the labels tell engines apart."""
     history: deque[ServingFigures] = field(default_factory=lambda: deque(maxlen=HISTORY))
     alarms: tuple[ServingAlarm, ...] = ()
     missing: str | None = None
@@ -31,27 +34,36 @@ class ServingState:
     version: int = 0
     timed: deque[TimedFigures] = field(default_factory=lambda: deque(maxlen=KEPT))
     """Every interval's figures with the time its scrape ended."""
+    _series: dict[str, list[float]] = field(default_factory=dict)
+    """Each sparkline's values since ``version`` last moved (a line is laid out for several
+    widths, each asking for them)."""
 
     def read(self, report: MetricsScraped) -> None:
         self.figures = report.figures.short
+        self.ranks = report.figures.ranks
         if report.figures.interval.seconds > 0:
             self.history.append(report.figures.interval)
             self.timed.append((report.at, report.figures.interval))
         self.alarms = report.active
         self.missing, self.absent = None, False
         self.engine = report.engine
-        self.version += 1
+        self._moved()
 
     def stopped(self) -> None:
         """The server left READY: nothing is shown until it serves again (the benchmark's
         intervals are kept)."""
         self.figures, self.alarms, self.missing, self.absent = None, (), None, False
+        self.ranks = ()
         self.history.clear()
-        self.version += 1
+        self._moved()
 
     def missed(self, report: MetricsMissing) -> None:
         self.missing, self.absent = report.reason, report.absent
+        self._moved()
+
+    def _moved(self) -> None:
         self.version += 1
+        self._series.clear()
 
     def during(self, start: float, end: float) -> ServingStats | None:
         """The figures of the intervals between two monotonic times, for a benchmark level."""
@@ -59,5 +71,8 @@ class ServingState:
 
     def series(self, name: str) -> list[float]:
         """The history of one figure (``tok_s``), gaps left out."""
-        values = (getattr(figures, name) for figures in self.history)
-        return [value for value in values if value is not None]
+        known = self._series.get(name)
+        if known is None:
+            values = (getattr(figures, name) for figures in self.history)
+            known = self._series[name] = [value for value in values if value is not None]
+        return known

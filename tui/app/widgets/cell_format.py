@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from textual.content import Content
 
@@ -95,3 +96,14 @@ def single_line(text: str, width: int) -> Content:
     """One line of untrusted text, plain (no markup), cut to ``width`` cells with an ellipsis."""
     first = text.splitlines()[0] if text else ""
     return Content(printable(first[: width * 4])).truncate(max(1, width), ellipsis=True)
+
+
+def cells_line(cells: Sequence[tuple[str, str]], width: int, gap: str = "  ") -> Content:
+    """``tok/s 1600  run 4  queue 0`` with as many cells as fit ``width``, never wrapped."""
+    line = Content("")
+    for label, value in cells:
+        part = Content.assemble(gap if line else "", (f"{label} ", "$text-muted"), (value, "bold"))
+        if line.cell_length + part.cell_length > width:
+            break
+        line = line + part
+    return line

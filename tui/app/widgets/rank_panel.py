@@ -15,6 +15,7 @@ from tui.app.widgets import cell_format as fmt
 from tui.app.widgets.content_line import LineMaker, LineSlot, blank, draw_line
 from tui.app.widgets.gpu_widgets import RankGpuView, panel_line
 from tui.engine.logs.sanitize import printable
+from tui.engine.metrics.figure_text import Cells
 from tui.engine.startup.snapshot import PhaseState, Progress, RankState
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
@@ -38,6 +39,9 @@ class RankCard:
     """The rank's GPU (telemetry joined with the log's memory figures), when known."""
     approx: Progress | None = None
     """Another rank's progress in the same step, shown as ``≈`` when this one prints no bars."""
+    serving: Cells = ()
+    """Once serving, the figures that belong on this panel (its engine's, or the server's on
+    the first rank's), shown instead of the progress bar."""
 
     @property
     def lagging(self) -> bool:
@@ -137,7 +141,7 @@ class RankPanel(Widget, can_focus=True):
         stage_key = (card.seconds_in_stage, card.usual_seconds, card.flag, card.failing,
                      rank.tag, rank.stage, rank.draft, rank.failed)  # fmt: skip
         if self.has_class("-compact"):
-            bar_key = ("compact", rank.progress, card.approx, rank.kv_tokens)
+            bar_key = ("compact", rank.progress, card.approx, rank.kv_tokens, card.serving)
             return [
                 (partial(self._stage_line, card, with_tag=True), ("compact", stage_key)),
                 (partial(self._compact_bar, card), bar_key),
@@ -146,7 +150,10 @@ class RankPanel(Widget, can_focus=True):
             ]
         return [
             (partial(self._stage_line, card, with_tag=False), stage_key),
-            (partial(self._progress_line, card), (rank.progress, card.approx, rank.phase)),
+            (
+                partial(self._progress_line, card),
+                (rank.progress, card.approx, rank.phase, card.serving),
+            ),
             (partial(self._memory, card), (rank.avail_gb, rank.used_gb, rank.kv_tokens, card.gpu)),
             (partial(_last_line, rank.last_message or rank.last_line), rank.last_line),
         ]
@@ -177,6 +184,8 @@ class RankPanel(Widget, can_focus=True):
         return Content.assemble(left, " " * gap, timer)
 
     def _progress_line(self, card: RankCard, width: int) -> Content:
+        if card.serving:
+            return fmt.cells_line(card.serving, width)
         phase = card.rank.phase
         if phase is not None and phase.running and phase.stage is card.rank.stage:
             return _phase_line(phase, width)
@@ -200,6 +209,8 @@ class RankPanel(Widget, can_focus=True):
         return content.truncate(width, ellipsis=True)
 
     def _compact_bar(self, card: RankCard, width: int) -> Content:
+        if card.serving:
+            return fmt.cells_line(card.serving, width)
         progress = card.rank.progress or card.approx
         fraction = progress.fraction if progress is not None else 0.0
         tail = f" {fmt.tokens(card.rank.kv_tokens)} KV" if card.rank.kv_tokens else ""

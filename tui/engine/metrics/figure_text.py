@@ -6,7 +6,10 @@ zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tui.engine.metrics.figures import ServingFigures
+from tui.engine.metrics.rank_figures import RankFigures, rank_of
 
 
 def _percent(value: float | None) -> str | None:
@@ -50,3 +53,36 @@ def figures_line(figures: ServingFigures) -> str:
     if not cells:
         return "no serving figures yet"
     return " · ".join(f"{label} {value}" for label, value in cells)
+
+
+RANK_CELLS = ("tok/s", "run", "queue", "accept", "KV")
+"""What a rank panel shows of the server's figures (the header's line shows them all)."""
+
+
+def rank_cells(figures: RankFigures | ServingFigures) -> list[tuple[str, str]]:
+    """(label, value) for a rank panel: one engine's figures, or the server's, most needed
+    first."""
+    if isinstance(figures, ServingFigures):
+        return [cell for cell in figure_cells(figures) if cell[0] in RANK_CELLS]
+    cells = (
+        ("tok/s", _number(figures.tok_s)),
+        ("run", _number(figures.running)),
+        ("queue", _number(figures.queued)),
+        ("KV", _percent(figures.kv_usage)),
+    )
+    return [(label, value) for label, value in cells if value is not None]
+
+
+Cells = tuple[tuple[str, str], ...]
+
+
+def panel_cells(
+    tags: Sequence[str], server: ServingFigures | None, ranks: Sequence[RankFigures]
+) -> dict[str, Cells]:
+    """The serving cells of each rank panel: each engine's on the rank it runs on when the
+    labels tell engines apart, else the server's on the first rank's."""
+    if server is None or not tags:
+        return {}
+    if ranks:
+        return {tag: tuple(rank_cells(group)) for tag, group in rank_of(tags, ranks).items()}
+    return {tags[0]: tuple(rank_cells(server))}

@@ -89,12 +89,27 @@ def _gauge_means(readings: Sequence[MetricReading]) -> dict[str, float]:
 
 
 def _histogram(readings: Sequence[MetricReading], figure: str) -> Buckets:
+    """The observations added over the window: the newest buckets less the oldest when every
+    reading holds the histogram and none reset it, else the sum of each interval's increase."""
+    held = [reading.histograms.get(figure) for reading in readings]
+    if len(held) > 1 and all(held) and not any(map(_reset, held, held[1:])):
+        return bucket_increase(held[0] or (), held[-1] or ())
     total: Buckets = ()
-    for before, after in itertools.pairwise(readings):
-        if figure in before.histograms and figure in after.histograms:
-            grown = bucket_increase(before.histograms[figure], after.histograms[figure])
-            total = add_buckets(total, grown)
+    for before, after in itertools.pairwise(held):
+        if before and after:
+            total = add_buckets(total, bucket_increase(before, after))
     return total
+
+
+def _reset(before: Buckets | None, after: Buckets | None) -> bool:
+    """The histogram started again between two readings (fewer observations, other bounds)."""
+    if not before or not after:
+        return True
+    return (
+        after[-1][1] < before[-1][1]
+        or len(after) != len(before)
+        or any(b[0] != a[0] for b, a in zip(before, after, strict=True))
+    )
 
 
 def _rate(amount: float | None, seconds: float) -> float | None:

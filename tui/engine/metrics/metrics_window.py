@@ -7,10 +7,12 @@ sparklines and the alarms.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from dataclasses import dataclass
 
 from tui.engine.metrics.figures import ServingFigures, window_figures
+from tui.engine.metrics.rank_figures import RankFigures, rank_figures
 from tui.engine.metrics.reading import MetricReading
 
 SHORT_S = 10.0
@@ -29,6 +31,8 @@ class WindowedFigures:
     interval: ServingFigures
     short: ServingFigures
     long: ServingFigures
+    ranks: tuple[RankFigures, ...] = ()
+    """Each engine's or rank's figures at this reading, when the labels tell them apart."""
 
 
 class MetricsWindow:
@@ -54,22 +58,26 @@ class MetricsWindow:
         self._readings.append(reading)
         while len(self._readings) > 2 and self._readings[1].at <= reading.at - self._long_s:
             self._readings.popleft()
-        interval = window_figures(list(self._readings)[-2:], 0.0)
+        pair = list(itertools.islice(self._readings, max(len(self._readings) - 2, 0), None))
+        interval = window_figures(pair, 0.0)
+        before = pair[0].groups if len(pair) > 1 else None
+        ranks = rank_figures(before, reading.groups, interval.seconds)
         if len(self._readings) > 1:
             self.intervals.append(interval)
         if self._long is None or reading.at - self._long[0] >= LONG_EVERY_S:
             self._long = (reading.at, self.over(self._long_s))
-        return WindowedFigures(interval, self.over(SHORT_S), self._long[1])
+        return WindowedFigures(interval, self.over(SHORT_S), self._long[1], ranks)
 
     def over(self, window_s: float) -> ServingFigures:
         """The figures of the last ``window_s`` seconds: from the last reading taken at or
         before the window's start (the oldest one kept when none is) to the newest."""
-        readings = list(self._readings)
+        readings = self._readings
         if not readings:
             return ServingFigures(window_s, 0.0)
         start = readings[-1].at - window_s
         first = 0
-        for index, reading in enumerate(readings):
+        for back, reading in enumerate(reversed(readings)):
             if reading.at <= start:
-                first = index
-        return window_figures(readings[first:], window_s)
+                first = len(readings) - 1 - back
+                break
+        return window_figures(list(itertools.islice(readings, first, None)), window_s)

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from tui.engine.metrics.rank_figures import GROUP_FIGURES, RankKey, group_values
 from tui.engine.metrics.samples import MetricSample, MetricScrape
 from tui.engine.servers.dialect import MetricNames
 
@@ -42,6 +43,8 @@ class MetricReading:
     gauges: dict[str, float] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)
     histograms: dict[str, Buckets] = field(default_factory=dict)
+    groups: dict[RankKey, dict[str, float]] = field(default_factory=dict)
+    """The figures of each engine or rank the series' labels tell apart (none: one engine)."""
 
     @property
     def empty(self) -> bool:
@@ -68,7 +71,18 @@ def read_scrape(scrape: MetricScrape, names: MetricNames) -> MetricReading:
         buckets = _buckets(by_name, getattr(names, figure))
         if buckets:
             reading.histograms[figure] = buckets
+    reading.groups.update(group_values(scrape.samples, _group_names(by_name, names)))
     return reading
+
+
+def _group_names(by_name: dict[str, list[MetricSample]], names: MetricNames) -> dict[str, str]:
+    """Sample name -> figure, for the figures read per group (the first name present)."""
+    chosen: dict[str, str] = {}
+    for figure in GROUP_FIGURES:
+        found = next((name for name in getattr(names, figure) if name in by_name), None)
+        if found is not None:
+            chosen[found] = figure
+    return chosen
 
 
 def _values(by_name: dict[str, list[MetricSample]], names: Iterable[str]) -> list[float]:

@@ -21,7 +21,7 @@ from tui.engine.metrics.alarms import AlarmThresholds, AlarmWatch, ServingAlarm
 from tui.engine.metrics.metrics_window import MetricsWindow, WindowedFigures
 from tui.engine.metrics.reading import engine_names, read_scrape
 from tui.engine.servers import registry
-from tui.io.metrics.exposition import MAX_BYTES, ExpositionError, parse_exposition, series_names
+from tui.io.metrics.exposition import MAX_BYTES, ExpositionError, ExpositionReader, series_names
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import TransportError
 
@@ -81,8 +81,9 @@ class MetricsScraper:
         dialects = registry.dialects()
         if self._engine is not None:
             dialects = (registry.or_default(self._engine),)
-        self._wanted = series_names(n for d in dialects for n in d.metric_names.names())
-        """Only these series are parsed (a real engine sends hundreds of others)."""
+        wanted = series_names(n for d in dialects for n in d.metric_names.names())
+        self.reader = ExpositionReader(wanted)
+        """Reads only the series a figure uses (a real engine sends hundreds of others)."""
 
     async def scrapes(self) -> AsyncGenerator[MetricsScraped | MetricsMissing, None]:
         key = self.options.api_key
@@ -134,7 +135,7 @@ class MetricsScraper:
     def _read(self, text: str, latency_ms: float) -> MetricsScraped | MetricsMissing:
         at = self._clock()
         try:
-            scrape = parse_exposition(text, at, self._wanted)
+            scrape = self.reader.read(text, at)
         except ExpositionError as exc:
             return MetricsMissing(printable(str(exc), 200))
         if self._engine is None:
