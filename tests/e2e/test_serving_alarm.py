@@ -1,6 +1,7 @@
 """``bringup demo --scenario accept-collapse`` in tmux: once READY the serving view shows the
 engine's figures from ``/metrics``, and when the accept length collapses during a benchmark
-the alarm appears on screen, naming its figure, window and threshold."""
+the alarm appears on screen within two scrape intervals of the change (the simulator logs when
+it changed, on the Unix clock), naming its figure, window and threshold."""
 
 from __future__ import annotations
 
@@ -14,9 +15,16 @@ from typing import Any
 
 import pytest
 
-from tests.tmux import private_pane
+from tests.tmux import Pane, private_pane
+from tui.config import ServingConfig
+from tui.sim.stats import COLLAPSE_LINE
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
+
+INTERVAL_S = ServingConfig().interval
+"""The scrape interval the demo's monitor uses."""
+POLL_S = 0.1
+"""How often the screen is read while the alarm is awaited (the bound allows one read's gap)."""
 
 
 def test_the_collapse_alarm_appears_in_the_app(tmp_path: Path) -> None:
@@ -33,6 +41,9 @@ def test_the_collapse_alarm_appears_in_the_app(tmp_path: Path) -> None:
         pane.wait_for("Benchmark #1", "· done")
         time.sleep(12.0)  # the demo's accept length collapses 15 s after its first request
         pane.tmux("send-keys", "-t", pane.name, "b")
+        screen, seen = _first_seen(pane, "⚠ accept length")
+        collapsed = _collapsed_at(private)
+        assert 0 < seen - collapsed <= 2 * INTERVAL_S + POLL_S, (seen - collapsed, screen)
         screen = pane.wait_for("⚠ accept length 1.", "below the floor 1.5", timeout=60)
         assert "over the last " in screen
         pane.wait_for("Benchmark #2", "· done")
@@ -51,6 +62,27 @@ def test_the_collapse_alarm_appears_in_the_app(tmp_path: Path) -> None:
     # The first benchmark ran before the collapse (the demo's --accept-len 2.5), the second after.
     assert max(means) == pytest.approx(2.5, rel=0.1)
     assert min(means) == pytest.approx(1.0, rel=0.05)
+
+
+def _first_seen(pane: Pane, text: str, timeout: float = 60.0) -> tuple[str, float]:
+    """The screen that first shows ``text``, and the Unix time by which it showed it (the end
+    of the read that saw it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = pane.screen()
+        if text in screen:
+            return screen, time.time()
+        time.sleep(POLL_S)
+    raise AssertionError(f"{text!r} never appeared; the pane showed:\n{screen}")
+
+
+def _collapsed_at(folder: Path) -> float:
+    """When the demo's simulator says the accept length collapsed, from its server log."""
+    for log in folder.glob("bringup-demo-*/server.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if COLLAPSE_LINE in line:
+                return float(line.rsplit(" at ", 1)[1])
+    raise AssertionError("the simulator never logged the collapse")
 
 
 def _levels(exported: object) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -65,6 +66,9 @@ class Recorder(Activity):
 
     def finished(self, req: GenRequest, count: int, admitted: bool) -> None:
         self.events.append(f"finished {req.rid} {count}")
+
+    def collapsed(self) -> None:
+        self.events.append("collapsed")
 
 
 async def _collect(engine: TokenEngine, req: GenRequest) -> list[DecodeStep]:
@@ -133,3 +137,14 @@ async def test_stop_aborts_requests_in_flight() -> None:
     assert chunks[-1].aborted
     assert chunks[-1].finished
     assert chunks[-1].completion_tokens < 100
+
+
+async def test_the_collapse_is_told_once_when_it_happens() -> None:
+    recorder = Recorder()
+    pacing = replace(_fast(), collapse_after_s=0.0)
+    engine = TokenEngine(pacing, recorder)
+    first = await _collect(engine, GenRequest("a", 5, 50, 1))
+    await _collect(engine, GenRequest("b", 5, 50, 2))
+    assert recorder.events.count("collapsed") == 1
+    assert recorder.events.index("collapsed") < recorder.events.index("finished a 50")
+    assert all(len(chunk.token_ids) <= 1 for chunk in first)

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 from collections.abc import Coroutine
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tui.sim.config import SGLANG_ENGINE, VLLM_ENGINE, SimConfig
@@ -144,6 +145,7 @@ class SimRunner:
         stats = ServerStats(
             loop.time, self._log_leader, memory.kv_tokens, cfg.speculative, cfg.max_accept
         )
+        stats.note = partial(self.sink.log, self.leader)
         pacing = Pacing(
             cfg.decode_tok_s,
             cfg.ttft_ms / 1000,

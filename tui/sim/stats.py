@@ -7,6 +7,7 @@ as one verify step of every running request: each step adds ``1 / running`` of a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ ITL_BUCKETS = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.
 E2E_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 Emit = Callable[[str], None]
+COLLAPSE_LINE = "Simulator: the accept length collapsed to 1.0 (--scenario accept-collapse)"
 Clock = Callable[[], float]
 
 
@@ -88,6 +90,11 @@ class ServerStats(Activity):
         self.prefill = Window(started=clock())
         self._arrived: dict[str, float] = {}
         self._last_token: dict[str, float] = {}
+        self.note: Emit = emit
+        """Where the simulator's own notes go (every engine's log, where ``emit`` is only
+        SGLang's)."""
+        self.collapsed_at: float | None = None
+        """Unix time the accept length collapsed (``--scenario accept-collapse``)."""
 
     @property
     def tokens_in_use(self) -> int:
@@ -127,6 +134,12 @@ class ServerStats(Activity):
         self._last_token[req.rid] = self.clock()
         if req.max_new_tokens > 0:
             self._add_tokens(req, 1)
+
+    def collapsed(self) -> None:
+        """Say when the accept length fell, on the Unix clock, so that a test can measure how
+        soon a monitor saw it (the line is the simulator's, not the engine's)."""
+        self.collapsed_at = time.time()
+        self.note(f"{COLLAPSE_LINE} at {self.collapsed_at:.3f}")
 
     def stepped(self, req: GenRequest, count: int) -> None:
         now = self.clock()

@@ -173,6 +173,9 @@ class Activity:
     def finished(self, req: GenRequest, count: int, admitted: bool) -> None:
         """The request ended (done, or its client left) after ``count`` tokens."""
 
+    def collapsed(self) -> None:
+        """The accept length fell to 1 just now (``--scenario accept-collapse``)."""
+
 
 class TokenEngine:
     """Admits requests into ``max_running`` slots and paces their tokens."""
@@ -184,6 +187,7 @@ class TokenEngine:
         self._dead = asyncio.Event()
         self._stopped = asyncio.Event()
         self._collapse_at: float | None = None
+        self._collapse_told = False
 
     def kill(self) -> None:
         """The scheduler died: requests in flight and new ones never progress again."""
@@ -248,7 +252,12 @@ class TokenEngine:
     def _collapsed(self) -> bool:
         """Whether the accept length has collapsed (``--scenario accept-collapse``)."""
         at = self._collapse_at
-        return at is not None and asyncio.get_running_loop().time() >= at
+        if at is None or asyncio.get_running_loop().time() < at:
+            return False
+        if not self._collapse_told:
+            self._collapse_told = True
+            self.activity.collapsed()
+        return True
 
     async def _wait_until(self, deadline: float) -> bool:
         """Sleep to ``deadline``; False once the server stops (a dead scheduler never wakes)."""
