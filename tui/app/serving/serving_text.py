@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from textual.content import Content
 
 from tui.app.serving.serving_state import ServingState
@@ -33,36 +34,47 @@ def spark(values: Sequence[float], width: int) -> str:
 
 def figures_line(state: ServingState, width: int) -> Content:
     """``serving  tok/s 1600 ▂▃▅▇  run 4  queue 0  accept 2.98 (66%) ...`` fitted to ``width``:
-    sparklines while there is room for them, then as many cells as fit."""
+    sparklines while there is room for them, then as many cells as fit. The pieces are measured
+    as plain text and the line is assembled once, for the layout that fits."""
     if state.figures is None:
         return Content("")
     cells = figure_cells(state.figures)
-    head = Content.styled("serving", "bold $rank-ready")
     for spark_width in (SPARK_WIDTH, 5, 0):
-        line = _line(head, cells, state, spark_width, width, every=True)
-        if line is not None:
-            return line
-    return _line(head, cells, state, 0, width, every=False) or head
+        pieces = _pieces(cells, state, spark_width)
+        if _fitting(pieces, width) == len(pieces):
+            return _assemble(pieces)
+    pieces = _pieces(cells, state, 0)
+    return _assemble(pieces[: _fitting(pieces, width)])
 
 
-def _line(
-    head: Content,
-    cells: list[tuple[str, str]],
-    state: ServingState,
-    spark_width: int,
-    width: int,
-    every: bool,
-) -> Content | None:
-    line = head
+Piece = list[tuple[str, str]]
+"""One cell's (text, style) runs."""
+HEAD = ("serving", "bold $rank-ready")
+
+
+def _pieces(cells: list[tuple[str, str]], state: ServingState, spark_width: int) -> list[Piece]:
+    pieces = []
     for label, value in cells:
-        part = Content.assemble(GAP, (f"{label} ", "$text-muted"), (value, "bold"))
+        piece = [(GAP, ""), (f"{label} ", "$text-muted"), (value, "bold")]
         series = state.series(SPARKED[label]) if spark_width and label in SPARKED else []
         if series:
-            part = part + Content.styled(f" {spark(series, spark_width)}", "$accent")
-        if line.cell_length + part.cell_length > width:
-            return None if every else line
-        line = line + part
-    return line
+            piece.append((f" {spark(series, spark_width)}", "$accent"))
+        pieces.append(piece)
+    return pieces
+
+
+def _fitting(pieces: list[Piece], width: int) -> int:
+    """How many of the pieces fit after the head."""
+    used = cell_len(HEAD[0])
+    for count, piece in enumerate(pieces):
+        used += sum(cell_len(text) for text, _ in piece)
+        if used > width:
+            return count
+    return len(pieces)
+
+
+def _assemble(pieces: list[Piece]) -> Content:
+    return Content.assemble(HEAD, *(run for piece in pieces for run in piece))
 
 
 def status_line(state: ServingState, decode: DecodeSummary, width: int) -> Content:
