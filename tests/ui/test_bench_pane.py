@@ -266,25 +266,34 @@ def _stand_in_tool(venv: Path) -> None:
     tool.chmod(0o755)
 
 
-async def test_official_mode_runs_the_engines_tool_on_the_host(
-    tmp_path: Path, session: HostSession, data_dir: Path
+async def test_official_mode_shows_the_engines_tool_beside_ours(
+    sim: Sim, tmp_path: Path, session: HostSession, data_dir: Path
 ) -> None:
     venv = tmp_path / "venv"
     _stand_in_tool(venv)
-    config = BenchConfig(num_prompts=4, concurrency=(1, 4), official=True)
+    config = BenchConfig(num_prompts=4, input_len=16, output_len=OUTPUT, concurrency=(1, 4),
+                         official=True)  # fmt: skip
     options = BenchOptions(config, profile="bench-test", data_dir=data_dir, venv=str(venv))
-    app = _ready_app(session, 30000, options)
+    app = _ready_app(session, sim.port, options)
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
-        assert "official sglang.bench_serving" in _text(app, "#bench-title")
-        first, second = (level_fields(level) for level in app.bench.state.results)
+        assert "then official sglang.bench_serving" in _text(app, "#bench-title")
+        ours = [level_fields(level) for level in app.bench.state.results]
+        assert [fields["completed"] for fields in ours] == [4, 4]
+        first, second = (level_fields(level) for level in app.bench.state.official)
         assert (first["completed"], first["failed"]) == (3, 1)
         assert (first["output_throughput"], second["output_throughput"]) == (100.0, 400.0)
         assert first["server_accept_basis"] == "lifetime"
-        table = _text(app, "#bench-table")
-        assert "3/1" in table
-        assert "2.41 (lifetime)" in table
+        lines = _text(app, "#bench-table").splitlines()
+        tool_rows = [line for line in lines if "└ sglang" in line]
+        assert len(tool_rows) == 2
+        assert "3/1" in tool_rows[0]
+        assert "100.0≠" in tool_rows[0]  # its tok/s is over a longer duration than ours
+        assert "2.41 (lifetime) · -≠" in tool_rows[0]
+        assert any("sglang defines it otherwise" in line for line in lines)
+        assert any("tok/s: over a duration that also holds its /server_info" in line
+                   for line in lines)  # fmt: skip
     with RunStore.open_default(configured=data_dir) as store:
         stored = store.bench_results(profile="bench-test")
-    assert {b.endpoint for b in stored} == {"official"}
-    assert sorted(b.concurrency for b in stored) == [1, 4]
+    assert {b.endpoint for b in stored} == {"generate", "official"}
+    assert sorted(b.concurrency for b in stored) == [1, 1, 4, 4]

@@ -44,6 +44,7 @@ from tui.app.serving.serving_panel import ServingPanel
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
 from tui.engine.metrics.alarms import ServingAlarm
+from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_setup import BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed
 from tui.io.metrics.metrics_setup import MetricsSetup
@@ -311,10 +312,19 @@ class MonitorApp(App[int]):
         return self.launch_actions.check(action)
 
     def action_bench(self) -> None:
-        self.bench.run_again(None if self.last_view is None else self.last_view.verdict)
+        self.bench.run_again(self._verdict())
 
     def action_compare(self) -> None:
-        self.bench.compare()
+        self.bench.compare(self._verdict)
+
+    def action_more_trials(self) -> None:
+        self.bench.more_trials(self._verdict())
+
+    def action_choose_level(self) -> None:
+        self.bench.choose_level()
+
+    def _verdict(self) -> Verdict | None:
+        return None if self.last_view is None else self.last_view.verdict
 
     def action_dump_stacks(self) -> None:
         main = self._main()
