@@ -162,9 +162,13 @@ class BenchPane(Vertical):
         self.set_class(bool(state.runs or state.note or state.phase is not BenchPhase.IDLE),
                        "-shown")  # fmt: skip
         width = self._width()
-        self.query_one("#bench-title", Static).update(title_line(state))
-        progress = Content("\n").join(progress_line(level) for level in state.levels)
-        self.query_one("#bench-progress", Static).update(progress)
+        self.query_one("#bench-title", Static).update(title_line(state, width))
+        # Once every level is in the table, its done/fail column says what progress said.
+        running = [level for level in state.levels if not level.finished or state.running]
+        progress = Content("\n").join(progress_line(level) for level in running)
+        shown_progress = self.query_one("#bench-progress", Static)
+        shown_progress.update(progress)
+        shown_progress.display = bool(running)
         results = state.results
         self.query_one("#bench-table", Static).update(results_table(state, width))
         verdict = verdict_text(state, width)

@@ -35,6 +35,8 @@ _PHASE_TEXT = {
 _ACCEPT_HEADER = "accept: client · server · log"
 GAP = 1
 """Spaces between two columns of the results table."""
+WIDE = 120
+"""From this width on, each figure an engine's tool defines otherwise gets its own line."""
 
 
 def _number(value: object, digits: int) -> str:
@@ -248,9 +250,13 @@ def results_table(state: BenchState, width: int = 200) -> Content:
     shown = {column.column.name for column in fitted}
     notes = {name: why for row in rows for name, why in row.different.items() if name in shown}
     if notes:
-        tool = next(tool_of(row.figures.source) for row in rows if row.different)
-        lines.append(_fit_line(f"≠ {tool} defines it otherwise ({WORKLOAD_NOTE}):", width))
-        lines.extend(_fit_line(f"  {name}: {why}", width) for name, why in notes.items())
+        tool = printable(next(tool_of(row.figures.source) for row in rows if row.different))
+        if width < WIDE:
+            names = ", ".join(notes)
+            lines.append(_fit_line(f"≠ {tool}'s own definitions: {names} (and own prompts)", width))
+        else:
+            lines.append(_fit_line(f"≠ {tool} defines it otherwise ({WORKLOAD_NOTE}):", width))
+            lines.extend(_fit_line(f"  {name}: {why}", width) for name, why in notes.items())
     return Content("\n").join(lines)
 
 
@@ -261,16 +267,18 @@ def _fit_line(text: str, width: int) -> Content:
     return Content.styled(text, "$text-muted")
 
 
-def title_line(state: BenchState) -> Content:
+def title_line(state: BenchState, width: int = 200) -> Content:
+    """``Benchmark #2 · done · generate · 20 prompts ...``, cut to one line of ``width``."""
     phase, style = _PHASE_TEXT[state.phase]
     parts: list[Segment] = [("Benchmark", "bold")]
     if state.runs:
         parts.append(f" #{state.runs}")
-    if state.title:
-        parts.append(f" · {printable(state.title)}")
     if phase:
         parts.extend([" · ", (phase, f"bold {style}")])
-    return Content.assemble(*parts)
+    if state.title:
+        parts.append(f" · {printable(state.title)}")
+    line = Content.assemble(*parts)
+    return line.truncate(width, ellipsis=True) if line.cell_length > width else line
 
 
 def errors_text(state: BenchState) -> Content:
