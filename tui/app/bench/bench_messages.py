@@ -17,11 +17,15 @@ class BenchStarted(BenchEvent):
     """A benchmark started: its title, levels (by label) and requests per level (None when
     unknown)."""
 
-    def __init__(self, title: str, levels: tuple[str, ...], per_level: int | None) -> None:
+    def __init__(
+        self, title: str, levels: tuple[str, ...], per_level: int | None, more: bool = False
+    ) -> None:
         super().__init__()
         self.title = title
         self.levels = levels
         self.per_level = per_level
+        self.more = more
+        """More trials of these levels: the other levels' results stay."""
 
 
 class BenchProgressed(BenchEvent):
@@ -60,6 +64,14 @@ class BenchFailed(BenchEvent):
     def __init__(self, error: str) -> None:
         super().__init__()
         self.error = error
+
+
+class BenchTrialsAdded(BenchEvent):
+    """More trials ended (after their levels' messages): time to test them against a run."""
+
+    def __init__(self, run_id: int | None) -> None:
+        super().__init__()
+        self.run_id = run_id
 
 
 class BenchVerdictsRead(BenchEvent):

@@ -33,6 +33,7 @@ from tui.app.bench.bench_messages import (
     BenchLevelFinished,
     BenchProgressed,
     BenchStarted,
+    BenchTrialsAdded,
     BenchVerdictsRead,
 )
 from tui.app.bench.bench_state import BenchPhase, BenchState
@@ -79,11 +80,12 @@ MORE_TRIALS = 3
 class _Messenger:
     """Tells the pane what the running benchmark did, as messages."""
 
-    def __init__(self, post: Callable[[Message], bool]) -> None:
+    def __init__(self, post: Callable[[Message], bool], more: bool = False) -> None:
         self.post = post
+        self.more = more
 
     def started(self, title: str, levels: Sequence[str], per_level: int | None) -> None:
-        self.post(BenchStarted(title, tuple(levels), per_level))
+        self.post(BenchStarted(title, tuple(levels), per_level, self.more))
 
     def progressed(self, level: str, done: int, failed: int) -> None:
         self.post(BenchProgressed(level, done, failed))
@@ -304,10 +306,10 @@ class BenchPane(Vertical):
             request = BenchRequest(
                 setup, self.snapshot, run_id, self.settle, self.serving_during, more
             )
-            note = await run_benchmark(request, _Messenger(self.post_message))
+            note = await run_benchmark(request, _Messenger(self.post_message, more is not None))
             self.post_message(BenchFinished(note))
             if more is not None:
-                await self._judge(run_id)
+                self.post_message(BenchTrialsAdded(run_id))
         except BenchRunFailed as exc:
             self.post_message(BenchFailed(str(exc)))
         finally:
@@ -339,7 +341,7 @@ class BenchPane(Vertical):
 
     @on(BenchStarted)
     def _started(self, event: BenchStarted) -> None:
-        self.state.started(event.title, event.levels, event.per_level)
+        self.state.started(event.title, event.levels, event.per_level, event.more)
         self._redraw()
 
     @on(BenchProgressed)
@@ -361,6 +363,10 @@ class BenchPane(Vertical):
     def _failed(self, event: BenchFailed) -> None:
         self.state.failed(event.error)
         self._redraw()
+
+    @on(BenchTrialsAdded)
+    def _trials_added(self, event: BenchTrialsAdded) -> None:
+        self.run_worker(self._judge(event.run_id), group="bench-judge", exit_on_error=False)
 
     @on(BenchVerdictsRead)
     def _verdicts(self, event: BenchVerdictsRead) -> None:

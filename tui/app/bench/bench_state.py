@@ -67,15 +67,21 @@ class BenchState:
     def _changed(self) -> None:
         self.version += 1
 
-    def started(self, title: str, levels: Sequence[str], per_level: int | None) -> None:
+    def started(
+        self, title: str, levels: Sequence[str], per_level: int | None, more: bool = False
+    ) -> None:
+        """A benchmark began; with ``more`` (more trials of ``levels``) the other levels'
+        results stay where they were."""
         self.phase = BenchPhase.RUNNING
         self.title = title
-        self.levels = [LevelProgress(level, per_level) for level in levels]
+        fresh = {level: LevelProgress(level, per_level) for level in levels}
+        kept = [fresh.pop(lv.label, lv) for lv in self.levels] if more else []
+        self.levels = kept + list(fresh.values())
         self.error = ""
         self.note = ""
         self.runs += 1
         self.verdict_base, self.verdicts = "", ()
-        if self.selected not in levels:
+        if self.selected not in [lv.label for lv in self.levels]:
             self.selected = None
         self._changed()
 
