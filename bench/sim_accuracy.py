@@ -15,6 +15,7 @@ benchmark client, and prints each figure beside the simulator's truth:
 - accept length: ``--accept-len``.
 
     python bench/sim_accuracy.py [--ttft-ms 400] [--decode-tok-s 100] [--accept-len 2.5]
+        [--levels 1,8,32,r4,r16]
 """
 
 from __future__ import annotations
@@ -109,8 +110,19 @@ def _show(report: LevelReport, tokens: int, args: argparse.Namespace) -> None:
     print(_row("accept length", figures.accept_length, args.accept_len))
 
 
+def _levels(text: str) -> tuple[LoadLevel, ...]:
+    """``1,8,32,r4,r16``: closed-loop concurrencies, and open-loop rates after an ``r``."""
+    found = []
+    for item in text.split(","):
+        item = item.strip()
+        found.append(
+            LoadLevel(0, float(item[1:])) if item.startswith("r") else LoadLevel(int(item))
+        )
+    return tuple(found)
+
+
 async def _run(url: str, args: argparse.Namespace) -> None:
-    levels = (LoadLevel(1), LoadLevel(8), LoadLevel(32), LoadLevel(0, 4.0), LoadLevel(0, 16.0))
+    levels = _levels(args.levels)
     workload = Workload(("hello world",), output_len=args.tokens, levels=levels,
                         per_level_default=True, warmup_requests=1)  # fmt: skip
     async with BenchClient(url, workload) as client:
@@ -124,6 +136,11 @@ def main() -> None:
     parser.add_argument("--decode-tok-s", type=float, default=100.0)
     parser.add_argument("--accept-len", type=float, default=2.5)
     parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument(
+        "--levels",
+        default="1,8,32,r4,r16",
+        help="concurrencies, and request rates after an r (default 1,8,32,r4,r16)",
+    )
     args = parser.parse_args()
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
