@@ -110,3 +110,11 @@ def test_open_loop_levels_are_compared_by_request_rate() -> None:
     stored = [BenchLevel(1, 0, 1.0, figures) for figures in run(1, 100.0).levels.values()]
     stored.append(BenchLevel(1, 4, 1.0, level_from_fields({"output_throughput": 5.0})))
     assert sorted(key.label for key in newest_levels(stored)[1]) == ["c=4", "r=8"]
+
+
+def test_our_figures_are_compared_rather_than_an_engine_tools() -> None:
+    ours = level_from_fields({"output_throughput": 90.0})
+    tool = level_from_fields({"output_throughput": 80.0, "source": "official sglang"})
+    stored = [BenchLevel(1, 1, 10.0, ours), BenchLevel(1, 1, 20.0, tool)]
+    assert newest_levels(stored) == {1: {C1: ours}}
+    assert newest_levels(stored[1:]) == {1: {C1: tool}}

@@ -197,14 +197,15 @@ class BenchPane(Vertical):
         self._redraw()
 
     def check(self, action: str) -> bool | None:
-        """For ``check_action``: ``b`` and ``c`` need a server port (without one the app
-        records nothing), and ``b`` no benchmark running."""
+        """For ``check_action``: ``b``, ``c``, ``t`` and ``v`` need a server port (without one
+        the app records nothing), ``t`` and ``v`` a result (they are hidden before), and ``b``
+        and ``t`` no benchmark running."""
         if action not in BENCH_ACTIONS:
             return True
         if self.setup is None:
             return False
         if action in ("more_trials", "choose_level") and not self.state.results:
-            return None
+            return False
         return None if action in ("bench", "more_trials") and self.busy else True
 
     # --- the verdict ---------------------------------------------------------------------
@@ -351,8 +352,11 @@ class BenchPane(Vertical):
 
     @on(BenchLevelFinished)
     def _level_finished(self, event: BenchLevelFinished) -> None:
+        first = not self.state.results
         self.state.level_finished(event.level, event.figures)
         self._redraw()
+        if first:
+            self.app.refresh_bindings()  # t and v have a level to work on now
 
     @on(BenchFinished)
     def _finished(self, event: BenchFinished) -> None:
