@@ -232,7 +232,8 @@ def table_rows(state: BenchState) -> list[Row]:
             rows.append(Row(level.figures, f"{mark}{level.label}"))
         if level.official is not None:
             different = differing(level.official.source)
-            rows.append(Row(level.official, f" └ {tool_of(level.official.source)}", different))
+            tool = printable(tool_of(level.official.source))
+            rows.append(Row(level.official, f" └ {tool}", different))
     return rows
 
 

@@ -159,12 +159,12 @@ class _Run:
         total = max((len(workload.prompts_of(level)) for level in levels), default=0)
         total *= max(workload.trials, 1)
         title = bench_title(settings, endpoint)
+        labels = [level.label for level in levels]
         if self.request.more is not None:
-            title = f"{self.request.more.trials} more trials · {title}"
+            title = f"{self.request.more.trials} more trials of {', '.join(labels)} · {endpoint}"
         elif settings.official:
             tool = registry.or_default(self._engine(snapshot)).bench_tool.title
             title += f" · then official {tool}"
-        labels = [level.label for level in levels]
         self.listener.started(title, labels, total or None)
         client = LevelClient(url, workload, self._decode, self.listener.progressed)
         async with client:
