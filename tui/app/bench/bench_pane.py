@@ -165,8 +165,11 @@ class BenchPane(Vertical):
                        "-shown")  # fmt: skip
         width = self._width()
         self.query_one("#bench-title", Static).update(title_line(state, width))
-        # Once every level is in the table, its done/fail column says what progress said.
-        running = [level for level in state.levels if not level.finished or state.running]
+        # Once the levels are in the table, its done/fail column says what progress said; a
+        # level with failed requests keeps its red line.
+        running = [
+            level for level in state.levels if state.running or not level.finished or level.failed
+        ]
         progress = Content("\n").join(progress_line(level) for level in running)
         shown_progress = self.query_one("#bench-progress", Static)
         shown_progress.update(progress)
