@@ -334,7 +334,7 @@ async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earli
         await pilot.press("t")
         await _until(pilot, lambda: app.bench.state.runs == 2, "t started more trials")
         assert "3 more trials" in _text(app, "#bench-title")
-        await _until(pilot, lambda: bool(app.bench.state.verdicts), "the verdict")
+        await _until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
         one, two = app.bench.state.levels
         assert one.figures is not None
         assert two.figures is not None
@@ -348,8 +348,10 @@ async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earli
         verdict = _text(app, "#bench-verdict")
         assert f"against #{earlier} " in verdict
         assert "Welch's t-test" in verdict
-        tok_s = next(row for row in app.bench.state.verdicts if row.name == "tok/s @c=1")
+        rows = app.bench.state.verdicts or ()
+        tok_s = next(row for row in rows if row.name == "tok/s @c=1")
         assert tok_s.cells[-1].judgement is Change.BETTER  # the sim is far faster than 100 tok/s
+        assert "tok/s +" in verdict
         assert "▲" in verdict
 
 
@@ -367,7 +369,7 @@ async def test_t_in_the_comparison_tests_against_its_baseline(
         assert screen.columns[screen.baseline].run_id == earlier
         await pilot.press("t")
         await _until(pilot, lambda: not isinstance(app.screen, CompareScreen), "closed")
-        await _until(pilot, lambda: bool(app.bench.state.verdicts), "the verdict")
+        await _until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
         assert app.bench.baseline_run == earlier
         spreads = [
             lv.figures.spread("output_throughput") for lv in app.bench.state.levels if lv.figures

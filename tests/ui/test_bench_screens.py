@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.bench_screens import bench_app, open_compare, populate_runs, show_results, utc
+from tests.ui.bench_screens import (
+    bench_app,
+    open_compare,
+    pane_results,
+    populate_runs,
+    show_results,
+    utc,
+)
 from tui.app.bench.bench_state import BenchState
-from tui.app.bench.bench_text import fit_columns, results_table, table_rows
+from tui.app.bench.bench_text import fit_columns, results_table, table_rows, verdict_text
 from tui.app.bench.compare_screen import Layout, shown_runs
+from tui.engine.bench.run_compare import Cell, Change, CompareRow
 
 Compare = Callable[..., bool]
 
@@ -36,8 +44,6 @@ def test_compare_view_at_80x24(snap_compare: Compare, data_dir: Path) -> None:
 
 
 def _state() -> BenchState:
-    from tests.ui.bench_screens import pane_results
-
     state = BenchState()
     state.started("t", ("c=1", "c=4", "r=8"), 20)
     for label, figures in pane_results():
@@ -74,3 +80,26 @@ def test_the_comparison_keeps_the_baseline_and_the_cursor() -> None:
     narrow = Layout.fit(8, 0, 7, 50)
     assert narrow.short
     assert narrow.runs == (0, 7)
+
+
+def test_verdicts_fit_one_line_per_level() -> None:
+    state = _state()
+    assert verdict_text(state).plain == ""
+    state.verdicts_read("#3 12-01 21:40", ())
+    assert "no earlier run" in verdict_text(state).plain
+    cells = {
+        "tok/s": Cell("690.4", "+5.1%", Change.BETTER, False, "±1.9%"),
+        "TTFT ms": Cell("25.3", "within noise ±2.2%", Change.SAME, True),
+        "TPOT ms": Cell("1.30", "within noise ±0.4%", Change.SAME, True),
+    }
+    rows = [
+        CompareRow(f"{name} @c=1", (Cell("1", "baseline"), cell)) for name, cell in cells.items()
+    ]
+    state.verdicts_read("#3 12-01 21:40", rows)
+    wide = verdict_text(state, 120).plain.splitlines()
+    assert wide == [
+        "against #3 12-01 21:40 (Welch's t-test, 95 %):",
+        "  c=1      tok/s +5.1% ▲ ±1.9%  TTFT within noise ±2.2%  TPOT within noise ±0.4%",
+    ]
+    narrow = verdict_text(state, 60).plain.splitlines()
+    assert narrow[1] == "  c=1      tok/s +5.1% ▲ ±1.9% TTFT ≈±2.2% TPOT ≈±0.4%"

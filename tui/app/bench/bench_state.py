@@ -61,8 +61,9 @@ class BenchState:
     """The level more trials would run (None: every level)."""
     verdict_base: str = ""
     """The earlier run the levels were tested against (empty: none had them)."""
-    verdicts: tuple[CompareRow, ...] = ()
-    """Each figure of the levels against ``verdict_base``'s, once more trials ran."""
+    verdicts: tuple[CompareRow, ...] | None = None
+    """Each figure of the levels against ``verdict_base``'s once more trials ran (None: not
+    tested; empty: no earlier run had these levels)."""
 
     def _changed(self) -> None:
         self.version += 1
@@ -80,7 +81,7 @@ class BenchState:
         self.error = ""
         self.note = ""
         self.runs += 1
-        self.verdict_base, self.verdicts = "", ()
+        self.verdict_base, self.verdicts = "", None
         if self.selected not in [lv.label for lv in self.levels]:
             self.selected = None
         self._changed()

@@ -20,7 +20,7 @@ from tui.app.widgets.cell_format import bar
 from tui.engine.bench.bench_view import accept_view, token_view
 from tui.engine.bench.level_figures import LevelFigures
 from tui.engine.bench.official_terms import WORKLOAD_NOTE, differing, tool_of
-from tui.engine.bench.run_compare import Change
+from tui.engine.bench.run_compare import Cell, Change
 from tui.engine.logs.sanitize import printable
 
 Segment = str | tuple[str, str]
@@ -112,7 +112,7 @@ class Row:
     """Columns the tool that measured the row defines differently (marked ``≠``)."""
 
 
-Cell = Callable[[Row], Content]
+CellText = Callable[[Row], Content]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,12 +121,12 @@ class Column:
     (lower stays longer when the pane is narrow) and its alignment."""
 
     name: str
-    forms: tuple[tuple[str, Cell], ...]
+    forms: tuple[tuple[str, CellText], ...]
     priority: int
     right: bool = True
 
 
-def _numeric(name: str, read: Callable[[LevelFigures], str]) -> Cell:
+def _numeric(name: str, read: Callable[[LevelFigures], str]) -> CellText:
     def cell(row: Row) -> Content:
         text = read(row.figures)
         if name in row.different and text != "-":
@@ -308,20 +308,29 @@ def hint_text(state: BenchState, width: int = 200) -> Content:
 
 
 def verdict_text(state: BenchState, width: int = 200) -> Content:
-    """After more trials: each figure against the earlier run's, as ``bringup runs --compare``
-    judges it (Welch's t-test over the trials)."""
-    if not state.verdict_base and not state.verdicts:
+    """After more trials: each level's tok/s, TTFT and TPOT against the earlier run's, one line
+    per level, as ``bringup runs --compare`` judges them (Welch's t-test over the trials)."""
+    if state.verdicts is None:
         return Content("")
     if not state.verdicts:
         return _fit_line("no earlier run has these levels to test against", width)
-    lines = [_fit_line(f"against {printable(state.verdict_base)} (Welch's t-test, 95 %):", width)]
+    head = f"against {printable(state.verdict_base)} (Welch's t-test, 95 %):"
+    lines = [_fit_line(head, width)]
+    by_level: dict[str, list[Content]] = {}
     for row in state.verdicts:
-        cell = row.cells[-1]
-        mark, style = _VERDICT_MARK.get(cell.judgement, ("", "$text-muted"))
-        text = f"  {row.name:<18} {cell.text:>9} {cell.delta}"
-        extra = f"{mark} {cell.interval}".rstrip()
-        if len(text) + len(extra) > width:
-            text = text.replace("within noise", "≈")
-        line = Content.assemble(text, (extra, style)) if extra else Content(text)
-        lines.append(line.truncate(width, ellipsis=True))
+        figure, _, level = row.name.partition(" @")
+        by_level.setdefault(level, []).append(_verdict_cell(figure.split()[0], row.cells[-1]))
+    for level, cells in by_level.items():
+        line = Content(f"  {level:<8} ") + Content("  ").join(cells)
+        if line.cell_length > width:
+            short = [Content(cell.plain.replace("within noise ", "≈")) for cell in cells]
+            line = Content(f"  {level:<8} ") + Content(" ").join(short)
+        lines.append(line.truncate(width, ellipsis=True) if line.cell_length > width else line)
     return Content("\n").join(lines)
+
+
+def _verdict_cell(figure: str, cell: Cell) -> Content:
+    """``tok/s +5.1% ▲ ±1.9%`` or ``TTFT within noise ±2.2%``."""
+    mark, style = _VERDICT_MARK.get(cell.judgement, ("", "$text-muted"))
+    extra = f"{mark} {cell.interval}".rstrip()
+    return Content.assemble(f"{figure} {cell.delta}", (extra, style))
