@@ -9,11 +9,32 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from typing import NamedTuple, TypeVar
 
 from tui.engine.logs.log_line import LogLine
 from tui.engine.logs.sanitize import printable
+from tui.engine.servers.monitor_traffic import is_monitor_line
 
 DEFAULT_CAPACITY = 200_000
+T = TypeVar("T")
+
+
+class LineFlags(NamedTuple):
+    """One kept line as the log view filters it."""
+
+    seq: int
+    text: str
+    rank: str | None
+    problem: bool
+    monitor: bool
+    """The line shows a request of the monitor itself (a health poll or a probe)."""
+
+
+def _tail(ring: deque[T], count: int) -> list[T]:
+    """The newest ``count`` items, oldest first, walked back from the newest."""
+    items = list(islice(reversed(ring), count))
+    items.reverse()
+    return items
 
 
 class LogBook:
@@ -27,6 +48,7 @@ class LogBook:
         self._texts: deque[str] = deque(maxlen=capacity)
         self._ranks: deque[str | None] = deque(maxlen=capacity)
         self._problems: deque[bool] = deque(maxlen=capacity)
+        self._monitor: deque[bool] = deque(maxlen=capacity)
         self.total = 0
 
     def extend(self, lines: Iterable[LogLine]) -> None:
@@ -36,12 +58,43 @@ class LogBook:
             self._texts.append(printable(line.text))
             self._ranks.append(line.rank)
             self._problems.append(line.problem)
+            self._monitor.append(is_monitor_line(line.text))
             self.total += 1
 
     @property
     def dropped(self) -> int:
         """Lines received but no longer kept."""
         return self.total - len(self._texts)
+
+    @property
+    def first(self) -> int:
+        """The sequence number of the oldest line kept (``total + 1`` when none is)."""
+        return self.total - len(self._texts) + 1
+
+    def text(self, seq: int) -> str:
+        """The text of line ``seq`` ("" once dropped); cheap near the newest line."""
+        at = seq - self.first
+        return self._texts[at] if 0 <= at < len(self._texts) else ""
+
+    def scan(self, after: int) -> Iterator[LineFlags]:
+        """What the view filters on for each line after ``after``, oldest first."""
+        wanted = min(len(self._texts), self.total - max(0, after))
+        if wanted <= 0:
+            return iter(())
+        first = self.total - wanted + 1
+        start = len(self._texts) - wanted
+        seqs = range(first, self.total + 1)
+        if start == 0:
+            rings = (self._texts, self._ranks, self._problems, self._monitor)
+            return map(LineFlags, seqs, *rings)
+        return map(
+            LineFlags,
+            seqs,
+            _tail(self._texts, wanted),
+            _tail(self._ranks, wanted),
+            _tail(self._problems, wanted),
+            _tail(self._monitor, wanted),
+        )
 
     def since(self, seq: int) -> Iterator[LogLine]:
         """Lines with a sequence number above ``seq``, oldest first."""
