@@ -19,9 +19,11 @@ MONITOR_QUERY = "from=bringup"
 REQUEST_ID_PREFIX = "bringup-"
 """How the request id of a generation probe begins (SGLang's ``rid``, vLLM's ``X-Request-Id``)."""
 
-_MARK = "?" + MONITOR_QUERY
-MONITOR_MARK = _MARK.encode("ascii")
-"""The marker as bytes, for the paths that read lines before decoding them."""
+MONITOR_MARK = "?" + MONITOR_QUERY
+"""What an access line of the monitor's own request holds."""
+MONITOR_MARK_BYTES = MONITOR_MARK.encode("ascii")
+"""The same, for the paths that read lines before decoding them."""
+_MARK = MONITOR_MARK
 _PROBE_PREFILL = re.compile(r"#new-seq: 1, #new-token: [12], #cached-token: [012],")
 
 
