@@ -4,12 +4,13 @@ however long the log and however fast it grows, and keeps its place while paused
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.tmux import Pane, private_pane
+from tests.tmux import QUIT_SECONDS, Pane, gone, private_pane
 
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 
@@ -88,3 +89,26 @@ def _rows(screen: str) -> list[str]:
     """The log rows of the pane: below the status line, above the footer, left of the
     scroll bar (whose thumb moves as the log grows)."""
     return [row[:100].rstrip() for row in screen.splitlines()[1:-1]]
+
+
+def test_the_demos_log_hides_the_monitors_own_requests_until_asked(
+    pane: Pane, tmp_path: Path
+) -> None:
+    private = tmp_path / "tmp"
+    private.mkdir()
+    env = {"TMPDIR": str(private), "TERM": "tmux-256color", "BRINGUP_DATA_DIR": str(tmp_path)}
+    pane.start([sys.executable, "-m", "tui", "demo"], env)
+    pid = pane.pid()
+    pane.wait_for("READY", "generation ok")
+    pane.tmux("send-keys", "-t", pane.name, "l")
+    screen = pane.wait_for("monitor lines hidden", timeout=60)
+    assert "from=bringup" not in screen
+    pane.tmux("send-keys", "-t", pane.name, "m")
+    pane.wait_for("monitor traffic shown", "GET /health?from=bringup", timeout=60)
+    pane.tmux("send-keys", "-t", pane.name, "m")
+    pane.wait_for("monitor lines hidden", timeout=60)
+    pane.tmux("send-keys", "-t", pane.name, "q")
+    deadline = time.monotonic() + QUIT_SECONDS
+    while time.monotonic() < deadline and not gone(pid):
+        time.sleep(0.2)
+    assert gone(pid), "the demo exited after q"
