@@ -3,6 +3,8 @@ hides the monitor's own traffic until asked, and its status line says all of tha
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import App
 from textual.widgets import Static
 
@@ -135,3 +137,11 @@ async def test_search_finds_lines_that_arrive_during_a_burst() -> None:
         screen.pull()
         await pilot.pause()
         assert len(screen.matches) == found + 100  # line 1200 to line 1299
+
+
+def test_the_log_view_at_80x24(snap_compare: Callable[..., bool]) -> None:
+    book = LogBook(capacity=1_000)
+    for n in range(1_200):
+        text = HEALTH if n % 3 == 0 else f"[2026-03-01 10:00:{n % 60:02d} TP{n % 8}] line {n}"
+        book.extend([LogLine(f"TP{n % 8}", text, n % 50 == 0)])
+    assert snap_compare(_Host(LogScreen(book)), terminal_size=(80, 24))
