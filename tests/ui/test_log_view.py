@@ -145,3 +145,17 @@ def test_the_log_view_at_80x24(snap_compare: Callable[..., bool]) -> None:
         text = HEALTH if n % 3 == 0 else f"[2026-03-01 10:00:{n % 60:02d} TP{n % 8}] line {n}"
         book.extend([LogLine(f"TP{n % 8}", text, n % 50 == 0)])
     assert snap_compare(_Host(LogScreen(book)), terminal_size=(80, 24))
+
+
+def test_a_probes_prefill_is_monitor_traffic_and_a_users_is_not() -> None:
+    book = LogBook()
+    probe = (
+        "[ts TP0] Prefill batch, #new-seq: 1, #new-token: 1, #cached-token: 0, token usage: 0.00"
+    )
+    user = (
+        "[ts TP0] Prefill batch, #new-seq: 1, #new-token: 812, #cached-token: 0, token usage: 0.01"
+    )
+    book.extend([LogLine("TP0", probe, False), LogLine("TP0", user, False)])
+    index = LogIndex(book, LogFilter())
+    assert [book.text(seq) for seq in index.rows] == [user]
+    assert len(index.hidden) == 1

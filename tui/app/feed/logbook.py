@@ -27,7 +27,8 @@ class LineFlags(NamedTuple):
     rank: str | None
     problem: bool
     monitor: bool
-    """The line shows a request of the monitor itself (a health poll or a probe)."""
+    """The line shows a request of the monitor itself (a health poll or a probe, or its
+    prefill)."""
 
 
 def _tail(ring: deque[T], count: int) -> list[T]:

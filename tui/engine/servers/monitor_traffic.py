@@ -24,6 +24,7 @@ MONITOR_MARK = "?" + MONITOR_QUERY
 MONITOR_MARK_BYTES = MONITOR_MARK.encode("ascii")
 """The same, for the paths that read lines before decoding them."""
 _MARK = MONITOR_MARK
+_PREFILL = "Prefill batch"
 _PROBE_PREFILL = re.compile(r"#new-seq: 1, #new-token: [12], #cached-token: [012],")
 
 
@@ -33,8 +34,9 @@ def monitor_path(path: str) -> str:
 
 
 def is_monitor_line(text: str) -> bool:
-    """True when a log line shows a request the monitor sent."""
-    return _MARK in text
+    """True when a log line shows a request the monitor sent, or the prefill such a request
+    makes (``is_probe_prefill``)."""
+    return _MARK in text or (_PREFILL in text and is_probe_prefill(text))
 
 
 def is_monitor_path(path: str) -> bool:
