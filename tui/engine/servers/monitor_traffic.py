@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import re
 
+from tui import __version__
+
 MONITOR_QUERY = "from=bringup"
 """The query every request of the monitor carries."""
+
+USER_AGENT = f"bringup/{__version__}"
+"""The user agent of every request the monitor sends."""
 
 REQUEST_ID_PREFIX = "bringup-"
 """How the request id of a generation probe begins (SGLang's ``rid``, vLLM's ``X-Request-Id``)."""

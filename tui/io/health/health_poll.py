@@ -21,11 +21,10 @@ from typing import Any
 
 import httpx
 
-from tui import __version__
 from tui.engine.judge.health import HealthState
 from tui.engine.servers import registry
 from tui.engine.servers.dialect import GenerationProbe
-from tui.engine.servers.monitor_traffic import REQUEST_ID_PREFIX, monitor_path
+from tui.engine.servers.monitor_traffic import REQUEST_ID_PREFIX, USER_AGENT, monitor_path
 from tui.io.transport.deadline import within
 from tui.io.transport.host_session import ApiNotPlaced
 from tui.io.transport.transport import TransportError
@@ -35,9 +34,8 @@ UrlSource = Callable[[], Awaitable[str]]
 
 _REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 PROMPT = "Hello"
-USER_AGENT = f"bringup/{__version__}"
-"""Every request of the monitor says who sends it; the access logs show its query marker."""
 _MONITOR = {"User-Agent": USER_AGENT}
+"""Every request of the monitor says who sends it; the access logs show its query marker."""
 
 
 @dataclass(frozen=True, slots=True)
