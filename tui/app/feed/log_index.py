@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from itertools import compress
+from operator import and_, not_
 from typing import NamedTuple
 
-from tui.app.feed.logbook import LineFlags, LogBook
+from tui.app.feed.logbook import Columns, LogBook
 
 
 class LogFilter(NamedTuple):
@@ -24,19 +26,22 @@ class LogFilter(NamedTuple):
     monitor_shown: bool = False
     """The monitor's own health polls and probes are shown too."""
 
-    def passes(self, line: LineFlags) -> bool:
-        return (
-            (self.rank is None or line.rank == self.rank)
-            and (line.problem or not self.problems_only)
-            and (self.monitor_shown or not line.monitor)
-        )
-
-    def hides_as_monitor(self, line: LineFlags) -> bool:
-        """The line is hidden only because it is the monitor's own traffic."""
-        if not line.monitor or self.monitor_shown:
-            return False
-        return (self.rank is None or line.rank == self.rank) and (
-            line.problem or not self.problems_only
+    def masks(self, lines: Columns) -> tuple[list[bool], list[bool]]:
+        """For each line: is it shown, and is it hidden only as the monitor's own traffic."""
+        wanted: list[bool] | None = None
+        if self.rank is not None:
+            rank = self.rank
+            wanted = [tag == rank for tag in lines.ranks]
+        if self.problems_only:
+            problems = lines.problems
+            wanted = problems if wanted is None else list(map(and_, wanted, problems))
+        monitor = lines.monitor
+        if self.monitor_shown:
+            return (wanted or [True] * len(monitor)), [False] * len(monitor)
+        if wanted is None:
+            return list(map(not_, monitor)), monitor
+        return [w and not m for w, m in zip(wanted, monitor, strict=True)], list(
+            map(and_, wanted, monitor)
         )
 
 
@@ -66,25 +71,20 @@ class LogIndex:
 
     def catch_up(self) -> Caught:
         """Take the lines that arrived since the last call; drop the ones the ring dropped."""
-        book, view, needle = self.book, self.filter, self.needle
-        added: list[int] = []
-        hidden: list[int] = []
-        found: list[int] = []
-        width = self.width
-        for line in book.scan(self._seen):
-            if view.passes(line):
-                added.append(line.seq)
-                width = max(width, len(line.text))
-                if needle and needle in line.text.casefold():
-                    found.append(line.seq)
-            elif view.hides_as_monitor(line):
-                hidden.append(line.seq)
-        self._seen = book.total
-        self.width = width
-        self.rows.extend(added)
-        self.hidden.extend(hidden)
-        self.matches.extend(found)
-        first = book.first
+        lines = self.book.columns(self._seen)
+        self._seen = self.book.total
+        shown, hidden = self.filter.masks(lines)
+        added = list(compress(lines.seqs, shown))
+        if added:
+            texts = list(compress(lines.texts, shown))
+            self.width = max(self.width, max(map(len, texts)))
+            self.rows.extend(added)
+            if self.needle:
+                needle = self.needle
+                found = [needle in text.casefold() for text in texts]
+                self.matches.extend(compress(added, found))
+        self.hidden.extend(compress(lines.seqs, hidden))
+        first = self.book.first
         trimmed = _trim(self.rows, first)
         _trim(self.hidden, first)
         _trim(self.matches, first)

@@ -19,14 +19,14 @@ DEFAULT_CAPACITY = 200_000
 T = TypeVar("T")
 
 
-class LineFlags(NamedTuple):
-    """One kept line as the log view filters it."""
+class Columns(NamedTuple):
+    """Lines of the ring, one list per field, in the same order."""
 
-    seq: int
-    text: str
-    rank: str | None
-    problem: bool
-    monitor: bool
+    seqs: range
+    texts: list[str]
+    ranks: list[str | None]
+    problems: list[bool]
+    monitor: list[bool]
     """The line shows a request of the monitor itself (a health poll or a probe, or its
     prefill)."""
 
@@ -77,19 +77,19 @@ class LogBook:
         at = seq - self.first
         return self._texts[at] if 0 <= at < len(self._texts) else ""
 
-    def scan(self, after: int) -> Iterator[LineFlags]:
-        """What the view filters on for each line after ``after``, oldest first."""
+    def columns(self, after: int) -> Columns:
+        """The lines after ``after``, oldest first, as columns (the view filters whole
+        columns at once: a call per line costs more than the filter)."""
         wanted = min(len(self._texts), self.total - max(0, after))
         if wanted <= 0:
-            return iter(())
-        first = self.total - wanted + 1
-        start = len(self._texts) - wanted
-        seqs = range(first, self.total + 1)
-        if start == 0:
-            rings = (self._texts, self._ranks, self._problems, self._monitor)
-            return map(LineFlags, seqs, *rings)
-        return map(
-            LineFlags,
+            return Columns(range(0), [], [], [], [])
+        seqs = range(self.total - wanted + 1, self.total + 1)
+        if wanted == len(self._texts):
+            return Columns(
+                seqs, list(self._texts), list(self._ranks), list(self._problems),
+                list(self._monitor),
+            )  # fmt: skip
+        return Columns(
             seqs,
             _tail(self._texts, wanted),
             _tail(self._ranks, wanted),
