@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.commands.wait import SlurmTarget
 from tui.commands.wait_slurm import slurm_target
 from tui.commands.watch_cluster import cluster_nodes, watch_cluster
@@ -49,6 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--slurm-job", metavar="ID", help="follow this Slurm job (see docs/cluster.md)"
     )
     parser.add_argument("--login", metavar="HOST", help="login host for Slurm's commands")
+    add_ssh_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -82,7 +84,8 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
     """Combine the command line with the profile; ``ValueError`` names what is missing."""
     ad_hoc = args.local or args.host is not None
     attach = getattr(args, "slurm_job", None) is not None
-    profile = Profile() if ad_hoc and args.profile is None else config.profile(args.profile)
+    named = Profile() if ad_hoc and args.profile is None else config.profile(args.profile)
+    profile = with_ssh_flags(args, named, screen=True)
     engine = args.engine or profile.engine
     slurm = slurm_target(args, profile)
     if slurm is not None:
@@ -153,21 +156,11 @@ async def _watch(plan: WatchPlan) -> int:
 
 def _session(plan: WatchPlan) -> HostSession:
     from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
-    from tui.io.transport.ssh import SshTarget, parse_host_spec
+    from tui.io.transport.profile_target import spec_target
 
     if plan.host is None:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(plan.host)
-    profile = plan.profile
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=profile.ssh_config,
-        known_hosts=profile.known_hosts,
-        host_key_policy="accept-new" if profile.host_key_policy == "accept-new" else "strict",
-    )
-    return HostSession(SshConnector(target))
+    return HostSession(SshConnector(spec_target(plan.profile, plan.host)))
 
 
 def _launcher(profile: Profile) -> LauncherOpener | None:

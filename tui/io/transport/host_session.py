@@ -20,7 +20,7 @@ import contextlib
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from tui.io.tail.log_tail import LogTail, TailOptions
@@ -57,7 +57,8 @@ class Connector(Protocol):
 
 
 class SshConnector:
-    """Connects to an :class:`SshTarget`."""
+    """Connects to an :class:`SshTarget`; keys unlocked by a typed passphrase are kept for
+    reconnecting, so the passphrase is asked once."""
 
     def __init__(self, target: SshTarget) -> None:
         self.target = target
@@ -68,6 +69,8 @@ class SshConnector:
 
     async def connect(self) -> tuple[Transport, Awaitable[str]]:
         link = await connect(self.target)
+        if link.unlocked:
+            self.target = replace(self.target, client_keys=link.unlocked)
         return SshTransport(link), link.wait_lost()
 
 
