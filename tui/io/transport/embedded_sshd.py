@@ -82,9 +82,6 @@ class _Server(asyncssh.SSHServer):
     def password_auth_supported(self) -> bool:
         return False
 
-    def public_key_auth_supported(self) -> bool:
-        return self._challenge is None
-
     def kbdint_auth_supported(self) -> bool:
         return self._challenge is not None
 
@@ -224,9 +221,9 @@ class EmbeddedSshServer:
             self._host,
             self._port,
             server_host_keys=[host_key],
-            authorized_client_keys=asyncssh.import_authorized_keys(
-                client_key.export_public_key().decode()
-            ),
+            authorized_client_keys=None
+            if self.challenge is not None
+            else asyncssh.import_authorized_keys(client_key.export_public_key().decode()),
             server_factory=lambda: _Server(self),
             process_factory=lambda process: _run_command(process, self),
             encoding=None,

@@ -1,0 +1,56 @@
+"""Logins that need a person, from a real terminal: ``bringup wait`` in a tmux pane asks a
+keyboard-interactive (MFA) question and a key's passphrase on the terminal, the test types the
+answer, and the wait goes on to READY. Answers are never echoed."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from tests.io.test_ssh_logins import CODE, PASSPHRASE, locked_config
+from tests.sshd import TestServer, start_embedded
+from tests.tmux import private_pane
+from tests.ui.startup_log import up_to
+
+DONE = "wait exited with"
+
+
+def waiting(host: str, config: Path, log: Path) -> list[str]:
+    """A shell that runs ``bringup wait`` and then shows its exit status until it is killed."""
+    wait = [sys.executable, "-m", "tui", "wait", "--host", host, "--log", str(log)]
+    wait += ["--ssh-config", str(config), "--timeout", "60s", "--plain"]
+    return ["sh", "-c", f'{shlex.join(wait)}; echo "{DONE} $?"; sleep 300']
+
+
+def answer_in_pane(tmp_path: Path, host: str, config: Path, prompt: str, typed: str) -> str:
+    log = tmp_path / "server.log"
+    log.write_bytes(up_to("ready"))
+    with private_pane("bringup-login", "wait") as pane:
+        pane.start(waiting(host, config, log), {"TERM": "tmux-256color"})
+        pane.wait_for(prompt.strip(), timeout=60)
+        pane.tmux("send-keys", "-t", pane.name, "-l", typed)
+        pane.tmux("send-keys", "-t", pane.name, "Enter")
+        pane.wait_for(DONE, timeout=60)
+        return pane.tmux("capture-pane", "-p", "-S", "-", "-t", pane.name).stdout
+
+
+def test_a_keyboard_interactive_login_is_answered_in_the_terminal(tmp_path: Path) -> None:
+    server = start_embedded(tmp_path / "mfa", alias="mfa-host", challenge=CODE)
+    try:
+        screen = answer_in_pane(tmp_path, server.alias, server.ssh_config, CODE.prompt, CODE.answer)
+    finally:
+        server.stop()
+    assert CODE.instructions in screen
+    assert f"{DONE} 0" in screen, screen
+    assert "READY" in screen
+    assert CODE.answer not in screen
+
+
+def test_a_passphrase_is_asked_once_in_the_terminal(ssh_server: TestServer, tmp_path: Path) -> None:
+    config, locked = locked_config(ssh_server, tmp_path)
+    prompt = f"Enter passphrase for key '{locked}'"
+    screen = answer_in_pane(tmp_path, ssh_server.alias, config, prompt, PASSPHRASE)
+    assert f"{DONE} 0" in screen, screen
+    assert screen.count("Enter passphrase") == 1
+    assert PASSPHRASE not in screen
