@@ -54,3 +54,21 @@ def test_a_passphrase_is_asked_once_in_the_terminal(ssh_server: TestServer, tmp_
     assert f"{DONE} 0" in screen, screen
     assert screen.count("Enter passphrase") == 1
     assert PASSPHRASE not in screen
+
+
+def test_watch_asks_for_the_passphrase_before_its_screen(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    config, locked = locked_config(ssh_server, tmp_path)
+    log = tmp_path / "server.log"
+    log.write_bytes(up_to("weights"))
+    watch = [sys.executable, "-m", "tui", "watch", "--host", ssh_server.alias, "--log", str(log)]
+    watch += ["--ssh-config", str(config)]
+    env = {"TERM": "tmux-256color", "BRINGUP_DATA_DIR": str(tmp_path / "data")}
+    with private_pane("bringup-login", "watch") as pane:
+        pane.start(watch, env)
+        pane.wait_for(f"Enter passphrase for key '{locked}':", timeout=60)
+        pane.tmux("send-keys", "-t", pane.name, "-l", PASSPHRASE)
+        pane.tmux("send-keys", "-t", pane.name, "Enter")
+        screen = pane.wait_for("TP7", "weight loading", timeout=120)
+    assert PASSPHRASE not in screen
