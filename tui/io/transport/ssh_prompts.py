@@ -3,16 +3,22 @@
 A host key under ``StrictHostKeyChecking ask``, a key's passphrase when no agent holds it, a
 password and keyboard-interactive (MFA) challenges are asked the way ``ssh`` asks them: on the
 controlling terminal, secrets without echo (:func:`getpass.getpass`). Every question runs in a
-thread so the event loop keeps the other connections alive meanwhile. Text the host sends
-(challenge names, instructions, prompts) is made printable before it is shown.
+thread of its own so the event loop keeps the other connections alive meanwhile; when the wait
+is cancelled (Ctrl-C) the terminal's settings are put back, echo included, and the thread is
+left to end with the process. Text the host sends (challenge names, instructions, prompts) is
+made printable before it is shown.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import sys
+import termios
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from tui.engine.logs.sanitize import printable
 
@@ -35,9 +41,52 @@ def _ask(prompt: str, secret: bool) -> str:
     return sys.stdin.readline().rstrip("\n")
 
 
+def _settle(future: asyncio.Future[str], answer: str | None, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(answer or "")
+
+
 async def ask(prompt: str, *, secret: bool) -> str:
     """One answer typed on the terminal (without echo when ``secret``)."""
-    return await asyncio.to_thread(_ask, prompt, secret)
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            answer = _ask(prompt, secret)
+        except BaseException as error:  # handed to the waiting coroutine
+            loop.call_soon_threadsafe(_settle, answered, None, error)
+        else:
+            loop.call_soon_threadsafe(_settle, answered, answer, None)
+
+    saved = _terminal_settings()
+    threading.Thread(target=read, name="ssh-prompt", daemon=True).start()
+    try:
+        return await answered
+    except asyncio.CancelledError:
+        _restore(saved)
+        say("")
+        raise
+
+
+_Settings = list[Any]
+"""What :func:`termios.tcgetattr` returns."""
+
+
+def _terminal_settings() -> _Settings | None:
+    with contextlib.suppress(OSError, termios.error, ValueError):
+        return termios.tcgetattr(sys.stdin.fileno())
+    return None
+
+
+def _restore(saved: _Settings | None) -> None:
+    if saved is not None:
+        with contextlib.suppress(OSError, termios.error, ValueError):
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
 
 
 async def confirm_host_key(label: str, fingerprint: str) -> bool:
