@@ -145,3 +145,29 @@ async def test_a_jump_written_as_an_ssh_url_is_followed(
         await transport.close()
     finally:
         jump.stop()
+
+
+async def test_a_connection_uses_what_the_config_sets(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text(ssh_server.known_hosts_line + "\n")
+    config = tmp_path / "config"
+    config.write_text(
+        f"Host {ssh_server.alias}\n"
+        "    ServerAliveInterval 60\n    ServerAliveCountMax 10\n    ConnectTimeout 45\n"
+        "    StrictHostKeyChecking yes\n    HashKnownHosts yes\n    ProxyJump none\n"
+        f'    UserKnownHostsFile "{tmp_path / "absent"}"\n'
+        f'    GlobalKnownHostsFile "{known}"\n'
+        "    Ciphers aes256-ctr\n" + ssh_server.ssh_config.read_text().partition("\n")[2]
+    )
+    target = SshTarget(ssh_server.alias, config_path=config)
+    settings = await effective_options(target)
+    assert (settings.keepalive_interval, settings.keepalive_count_max) == (60.0, 10)
+    assert settings.connect_timeout == 45.0
+    link = await connect(target)
+    try:
+        assert link.conn.get_extra_info("send_cipher") == "aes256-ctr"
+        assert link.jumps == []
+    finally:
+        link.close()
