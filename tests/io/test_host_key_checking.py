@@ -13,7 +13,10 @@ import pytest
 
 from tests.sshd import TestServer
 from tui.cli import COMMANDS, MODULES
+from tui.commands.ssh_flags import with_ssh_flags
+from tui.config import Profile
 from tui.io.transport.link_events import ConnectFailureKind
+from tui.io.transport.profile_target import profile_target
 from tui.io.transport.ssh import ConnectError, SshTarget, connect
 
 CONNECTING = ("watch", "wait", "bench", "launch", "kill", "restart", "stats")
@@ -172,3 +175,27 @@ def test_every_command_that_connects_takes_the_ssh_flags(command: str) -> None:
     text = sub.choices[command].format_help()
     for flag in SSH_FLAGS:
         assert flag in text, (command, flag)
+
+
+@pytest.mark.parametrize(
+    ("flags", "policy", "accept_any"),
+    [
+        ([], None, False),
+        (["--accept-new"], "accept-new", False),
+        (["--insecure-accept-any-host-key"], "no", True),
+    ],
+)
+def test_the_flags_reach_the_target_a_command_connects_to(
+    tmp_path: Path, flags: list[str], policy: str | None, accept_any: bool
+) -> None:
+    sub = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module("tui.commands.launch").register(sub)
+    files = ["--ssh-config", str(tmp_path / "config"), "--known-hosts", str(tmp_path / "known")]
+    args = sub.choices["launch"].parse_args(["gpu", *files, *flags])
+    profile = with_ssh_flags(args, Profile(host_key_policy="accept-new", hosts=("gpu-1",)))
+    target = profile_target(profile, "gpu-1")
+    assert (target.config_path, target.known_hosts) == (tmp_path / "config", tmp_path / "known")
+    assert (target.host_key_policy, target.accept_any_host_key) == (policy, accept_any)
+    assert target.default_policy == "accept-new"
+    with pytest.raises(SystemExit):
+        sub.choices["launch"].parse_args(["--accept-new", "--insecure-accept-any-host-key"])
