@@ -161,6 +161,8 @@ class HostKeyGate(asyncssh.SSHClient):
         self.refusal: HostKeyRefusal | None = None
         self.unknown_key: asyncssh.SSHKey | None = None
         """Under ``ask``: the key of an unknown host, for the caller to ask about."""
+        self.trusted: asyncssh.SSHKey | None = None
+        """A key the user trusted when asked: accepted even if it could not be recorded."""
         self.recorded = False
         self.lost_reason = ""
 
@@ -171,6 +173,8 @@ class HostKeyGate(asyncssh.SSHClient):
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
     ) -> bool:
         fingerprint = key.get_fingerprint("sha256")
+        if self.trusted is not None and self.trusted.public_data == key.public_data:
+            return True
         trusted, authorities, *_ = self._known.load().match(host, addr, port)
         if trusted or authorities:
             self.refusal = refusal_for_changed(host, port, fingerprint, self._known.primary)

@@ -200,16 +200,19 @@ async def _connect_one(
     _refuse_no(target, settings)
     known = _known_hosts(settings)
     keys = await _client_keys(target, settings)
+    trusted: asyncssh.SSHKey | None = None
     while True:
         gate = LoginGate(
             known, settings.host_key_policy, target.accept_any_host_key,
             f"{settings.user}@{settings.host}", target.prompts,
         )  # fmt: skip
+        gate.trusted = trusted
         try:
             return await _open(target, tunnel, settings, known, gate, keys), gate, keys.unlocked
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-            if not await _trusted_on_asking(target, gate, known):
+            if trusted is not None or not await _trusted_on_asking(target, gate, known):
                 raise _refusal(exc, target, settings, gate, keys) from exc
+            trusted = gate.unknown_key
 
 
 async def _open(
@@ -238,7 +241,8 @@ async def _open(
 
 
 async def _trusted_on_asking(target: SshTarget, gate: LoginGate, known: KnownHosts) -> bool:
-    """Under ``ask`` with a terminal: whether the user trusted the unknown key (now recorded)."""
+    """Under ``ask`` with a terminal: whether the user trusted the unknown key (now recorded,
+    and trusted for the next attempt even where it cannot be recorded)."""
     refusal, key = gate.refusal, gate.unknown_key
     if refusal is None or key is None or not target.prompts:
         return False
@@ -282,7 +286,7 @@ def _read_key(path: Path, passphrase: str | None = None) -> asyncssh.SSHKey | No
     try:
         return asyncssh.read_private_key(path, passphrase)
     except asyncssh.KeyImportError as error:
-        if passphrase is None and "assphrase" in str(error):
+        if passphrase is None and "Passphrase must be specified" in str(error):
             return None
         raise ConnectError(
             ConnectFailureKind.AUTH, f"cannot read the key {path}: {error}"
