@@ -23,6 +23,9 @@ from typing import Any
 from tui.engine.logs.sanitize import printable
 
 MAX_PASSPHRASE_TRIES = 3
+_TERMINAL = threading.Lock()
+"""One question at a time on the terminal, whichever connection asks (the nodes of a server
+log in at the same time)."""
 
 
 def terminal_present() -> bool:
@@ -35,10 +38,11 @@ def say(text: str) -> None:
 
 
 def _ask(prompt: str, secret: bool) -> str:
-    if secret:
-        return getpass.getpass(prompt, stream=sys.stderr)
-    print(prompt, end="", file=sys.stderr, flush=True)
-    return sys.stdin.readline().rstrip("\n")
+    with _TERMINAL:
+        if secret:
+            return getpass.getpass(prompt, stream=sys.stderr)
+        print(prompt, end="", file=sys.stderr, flush=True)
+        return sys.stdin.readline().rstrip("\n")
 
 
 def _settle(future: asyncio.Future[str], answer: str | None, error: BaseException | None) -> None:
