@@ -201,7 +201,6 @@ class Config:
     default_profile: str | None = None
     keys: Mapping[str, str] = field(default_factory=_empty)
     notify: str = "auto"
-    history_dir: Path | None = None
     data_dir: Path | None = None
     profiles: Mapping[str, Profile] = field(default_factory=lambda: MappingProxyType({}))
 

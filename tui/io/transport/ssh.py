@@ -27,6 +27,7 @@ from pathlib import Path
 import asyncssh
 
 from tui.io.transport import ssh_prompts
+from tui.io.transport.dead_link import keepalive_kwargs
 from tui.io.transport.deadline import within
 from tui.io.transport.host_keys import (
     HostKeyPolicy,
@@ -234,8 +235,7 @@ async def _open(
         **_cipher_kwargs(settings.options),
         connect_timeout=settings.connect_timeout,
         login_timeout=login_timeout,
-        keepalive_interval=settings.keepalive_interval,
-        keepalive_count_max=settings.keepalive_count_max,
+        **keepalive_kwargs(settings.keepalive_interval, settings.keepalive_count_max),
     )
     return await within(connecting, settings.connect_timeout + login_timeout)
 
