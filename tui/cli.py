@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from tui import __version__
-from tui.commands.exit_codes import ExitCode, exit_table
+from tui.commands.exit_codes import ExitStatus, exit_table
 from tui.commands.signals import HEADLESS, ended_by_signal, terminate_as_interrupt
 
 # Each name is a module in ``tui.commands`` (or the one ``MODULES`` gives) that defines
@@ -90,7 +90,7 @@ def _dispatch(selected: str | None, args_list: list[str]) -> int:
     if selected is None:
         parser.parse_args(args_list)
         parser.print_help()
-        return ExitCode.OK
+        return ExitStatus.OK
     if selected == "sim":
         # The simulator takes a real server's command line, unknown flags included.
         module = importlib.import_module("tui.commands.sim")
@@ -111,4 +111,4 @@ def _stdout_closed() -> int:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    return ExitCode.OK
+    return ExitStatus.OK

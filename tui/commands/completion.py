@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tui.commands.exit_codes import ExitCode
+from tui.commands.exit_codes import ExitStatus
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     sys.stdout.write(shellcode(["bringup"], shell=args.shell))
     sys.stdout.flush()
-    return ExitCode.OK
+    return ExitStatus.OK
 
 
 def profile_names(config: Path | None = None) -> list[str]:
@@ -75,7 +75,7 @@ def complete(parser: argparse.ArgumentParser) -> NoReturn:
 
     _attach(parser)
     argcomplete.autocomplete(parser, exit_method=sys.exit)
-    sys.exit(ExitCode.OK)
+    sys.exit(ExitStatus.OK)
 
 
 def _attach(parser: argparse.ArgumentParser) -> None:

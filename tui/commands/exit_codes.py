@@ -11,7 +11,7 @@ import signal
 from enum import IntEnum
 
 
-class ExitCode(IntEnum):
+class ExitStatus(IntEnum):
     """What a command's exit status means, whichever command it is."""
 
     OK = 0
@@ -36,27 +36,27 @@ class ExitCode(IntEnum):
     """Ended by SIGTERM."""
 
 
-MEANINGS: dict[ExitCode, str] = {
-    ExitCode.OK: "success, or the server is ready",
-    ExitCode.FAILED: "failed: the server failed or stopped, a check refused, benchmark errors",
-    ExitCode.USAGE: "usage error on the command line",
-    ExitCode.UNREACHABLE: "a host or server unreachable, or it refused the host key or login",
-    ExitCode.CONFIG: "invalid configuration (or an unreadable input file)",
-    ExitCode.ERROR: "unexpected error (traceback on standard error)",
-    ExitCode.TIMEOUT: "timeout: the given time ran out",
-    ExitCode.INCOMPLETE: "incomplete: the log ended before ready or failed (replay)",
-    ExitCode.INTERRUPTED: "interrupted by SIGINT (Ctrl-C)",
-    ExitCode.TERMINATED: "terminated by SIGTERM",
+MEANINGS: dict[ExitStatus, str] = {
+    ExitStatus.OK: "success, or the server is ready",
+    ExitStatus.FAILED: "failed: the server failed or stopped, a check refused, benchmark errors",
+    ExitStatus.USAGE: "usage error on the command line",
+    ExitStatus.UNREACHABLE: "a host or server unreachable, or it refused the host key or login",
+    ExitStatus.CONFIG: "invalid configuration (or an unreadable input file)",
+    ExitStatus.ERROR: "unexpected error (traceback on standard error)",
+    ExitStatus.TIMEOUT: "timeout: the given time ran out",
+    ExitStatus.INCOMPLETE: "incomplete: the log ended before ready or failed (replay)",
+    ExitStatus.INTERRUPTED: "interrupted by SIGINT (Ctrl-C)",
+    ExitStatus.TERMINATED: "terminated by SIGTERM",
 }
 
 
 def exit_table() -> str:
     """The table as ``--help`` shows it (the epilog of every command)."""
-    rows = "\n".join(f"  {code.value:>3}  {MEANINGS[code]}" for code in ExitCode)
+    rows = "\n".join(f"  {code.value:>3}  {MEANINGS[code]}" for code in ExitStatus)
     return f"exit status:\n{rows}"
 
 
 def markdown_table() -> str:
     """The table as the README shows it (``tests/test_readme.py`` compares the two)."""
-    rows = "\n".join(f"| {code.value} | {MEANINGS[code]} |" for code in ExitCode)
+    rows = "\n".join(f"| {code.value} | {MEANINGS[code]} |" for code in ExitStatus)
     return f"| status | meaning |\n|---|---|\n{rows}"

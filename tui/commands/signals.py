@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-from tui.commands.exit_codes import ExitCode
+from tui.commands.exit_codes import ExitStatus
 
 HEADLESS = frozenset(
     {"init", "replay", "history", "bench", "stats", "runs", "launch", "kill", "restart", "wait"}
@@ -47,5 +47,5 @@ def terminate_as_interrupt(enabled: bool) -> Iterator[None]:
 def ended_by_signal() -> int:
     """The status of a command a signal ended: 143 for SIGTERM, 130 for SIGINT."""
     if signal.SIGTERM in _received:
-        return ExitCode.TERMINATED
-    return ExitCode.INTERRUPTED
+        return ExitStatus.TERMINATED
+    return ExitStatus.INTERRUPTED

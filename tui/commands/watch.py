@@ -2,8 +2,10 @@
 
 ``bringup watch PROFILE`` watches the profile's host (every host, as one server, when the
 profile lists several: docs/multinode.md); ``--host H --log PATH [--port P]``
-needs no configuration; ``--local --log PATH`` watches a log on this machine. Exit status: 0 on
-quit, 2 for an invalid configuration or command line.
+needs no configuration; ``--local --log PATH`` watches a log on this machine. Without
+``--port`` (or the profile's ``port``) the engine's default port is polled: the named engine's,
+or the one the start of the log shows (``watch_port.py``). Exit status: 0 on quit, 2 for a
+command-line error, 4 for an invalid configuration.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.commands.exit_codes import ExitStatus
 from tui.commands.wait import SlurmTarget
 from tui.commands.wait_slurm import slurm_target
 from tui.commands.watch_cluster import cluster_nodes, watch_cluster
@@ -41,7 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--host", metavar="HOST", help="SSH host ([user@]host[:port] or alias)")
     parser.add_argument("--local", action="store_true", help="the log is on this machine")
     parser.add_argument("--log", metavar="PATH", help="server log to follow")
-    parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
+    parser.add_argument(
+        "--port", type=int, metavar="N", help="server HTTP port (default: the engine's default)"
+    )
     parser.add_argument("--engine", choices=registry.choices(), default=None)
     parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
     parser.add_argument("--read-only", action="store_true", help="no launch, kill or restart")
@@ -56,9 +61,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         plan = watch_plan(args, config)
-    except (ConfigError, ValueError) as error:
+    except ConfigError as error:
         print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
+    except ValueError as error:
+        print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
+        return ExitStatus.USAGE
     return asyncio.run(_watch(plan))
 
 
@@ -92,8 +100,6 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
                          read_only=read_only)  # fmt: skip
         return WatchPlan(chosen, slurm.login, "", replace(config, theme=theme), slurm)
     port = args.port if args.port is not None else profile.port
-    if port is None and ad_hoc:
-        port = registry.or_default(engine).default_port
     host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
     log = args.log or profile.log_path or latest_log(profile)
     if log is None:
@@ -113,6 +119,11 @@ async def _watch(plan: WatchPlan) -> int:
     from tui.io.bench.bench_workload import api_key_of
     from tui.io.gpu.gpu_telemetry import TelemetrySettings
 
+    if plan.slurm is None and plan.profile.port is None:
+        from tui.commands.watch_port import default_port
+
+        port, _engine = await default_port(_session(plan), plan.log, plan.profile.engine)
+        plan.profile = replace(plan.profile, port=port)
     profile = plan.profile
     settings = WatchSettings(
         target=Target("" if profile.name == "default" else profile.name, plan.host or "local"),
