@@ -40,12 +40,10 @@ async def log_engine(session: HostSession, path: str) -> str | None:
 
 
 async def default_port(session: HostSession, path: str, engine: str) -> tuple[int, str]:
-    """The port to poll and the engine it is the default of."""
-    named = registry.find(engine)
-    if named is not None:
-        return named.default_port, named.name
+    """The port to poll and the engine it is the default of (``session`` is closed after)."""
     try:
-        seen = await log_engine(session, path)
+        named = registry.find(engine)
+        seen = named.name if named is not None else await log_engine(session, path)
     finally:
         await session.close()
     dialect = registry.or_default(seen)
