@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -76,7 +75,7 @@ LOG = (
 
 
 @pytest.fixture
-def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """A configuration whose profile ``far`` is on a dead port, and a short server log."""
     empty = tmp_path / "ssh_config"
     empty.write_text("")
@@ -91,7 +90,7 @@ def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str
     log = tmp_path / "server.log"
     log.write_text(LOG)
     monkeypatch.setenv("BRINGUP_CONFIG", str(config))
-    yield {"tmp": str(tmp_path), "log": str(log), "missing": str(tmp_path / "missing.log")}
+    return {"tmp": str(tmp_path), "log": str(log), "missing": str(tmp_path / "missing.log")}
 
 
 def status(argv: list[str], places: dict[str, str]) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from tests.conftest import REPO
@@ -33,11 +33,11 @@ LOG = (
 )
 
 
-def validator(command: str) -> jsonschema.protocols.Validator:
+def validator(command: str) -> Any:
     schema = json.loads((SCHEMAS / f"{command}.schema.json").read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)  # type: ignore[no-any-return]
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def documents(stdout: str, whole: bool) -> list[Any]:
@@ -80,7 +80,7 @@ def config(tmp_path: Path) -> Iterator[Path]:
     logs = tmp_path / "logs"
     path.write_text(
         f'[profiles.sleepy]\nlog_dir = "{logs}"\nport = {free_port()}\n'
-        "[profiles.sleepy.launch]\ncommand = \"sh -c 'sleep 60'\"\ngrace_period = \"5s\"\n"
+        '[profiles.sleepy.launch]\ncommand = "sh -c \'sleep 60\'"\ngrace_period = "5s"\n'
     )
     yield path
     state = logs / ".bringup"
@@ -130,9 +130,7 @@ def _free(port: int) -> bool:
 
 
 @pytest.mark.skipif(not _free(VLLM_PORT), reason="port 8000 is taken on this machine")
-def test_a_vllm_log_without_a_port_is_ready_through_8000(
-    sims: SimFactory, tmp_path: Path
-) -> None:
+def test_a_vllm_log_without_a_port_is_ready_through_8000(sims: SimFactory, tmp_path: Path) -> None:
     sim = Sim(tmp_path, ["--engine", "vllm", "--time-scale", FAST], port=VLLM_PORT)
     sims.started.append(sim)
     events = check(
