@@ -164,3 +164,18 @@ def test_version_answers_to_both_spellings(capsys: pytest.CaptureFixture[str]) -
             main([flag])
         assert leaving.value.code == 0
         assert capsys.readouterr().out.startswith("bringup ")
+
+
+def test_an_unexpected_error_is_5_with_its_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tui.commands.history as history
+
+    def broken(args: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(history, "run", broken)
+    assert main(["history"]) == ExitStatus.ERROR
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert "RuntimeError: a bug" in err

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 from tui import __version__
@@ -83,6 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _stdout_closed()
     except KeyboardInterrupt:
         return ended_by_signal()
+    except Exception:  # the table's 5: a bug, reported with its traceback
+        from tui.engine.logs.sanitize import sanitize_text
+
+        print(sanitize_text(traceback.format_exc()), file=sys.stderr, end="")
+        return ExitStatus.ERROR
 
 
 def _dispatch(selected: str | None, args_list: list[str]) -> int:

@@ -100,6 +100,9 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
                          read_only=read_only)  # fmt: skip
         return WatchPlan(chosen, slurm.login, "", replace(config, theme=theme), slurm)
     port = args.port if args.port is not None else profile.port
+    named = registry.find(engine)
+    if port is None and named is not None:
+        port = named.default_port  # with ``auto``, ``_watch`` reads the log's start first
     host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
     log = args.log or profile.log_path or latest_log(profile)
     if log is None:
