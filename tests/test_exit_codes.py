@@ -179,3 +179,29 @@ def test_an_unexpected_error_is_5_with_its_traceback(
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err
     assert "RuntimeError: a bug" in err
+
+
+FAILED_LOG = (
+    "[2025-01-01 00:00:00] server_args=ServerArgs(model_path='/m', tp_size=2)\n"
+    "[2025-01-01 00:00:01 TP1] Load weight begin. avail mem=70.00 GB\n"
+    "[2025-01-01 00:00:01 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1 GiB\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (LOG, ExitStatus.OK),
+        (FAILED_LOG, ExitStatus.FAILED),
+        (LOG.splitlines(keepends=True)[0], ExitStatus.INCOMPLETE),
+    ],
+)
+def test_replay_exit_status_follows_the_outcome(
+    tmp_path: Path, text: str, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(text)
+    assert main(["replay", str(log)]) == ExitStatus.OK, "without --exit-status: always 0"
+    assert main(["replay", str(log), "--exit-status"]) == code
+    assert main(["replay", str(log), "--exit-status", "--json"]) == code
