@@ -61,3 +61,27 @@ async def test_wait_reports_that_a_vllm_log_is_polled_on_8000(tmp_path: Path) ->
     assert [(r["port"], r["engine"]) for r in chosen] == [(8000, "vllm")]
     detected = [r["event"] for r in records].index("engine_detected")
     assert [r["event"] for r in records].index("health_port_chosen") > detected
+
+
+@pytest.mark.parametrize(("text", "port"), [(VLLM, 8000), (SGLANG, 30000)])
+def test_the_watch_command_hands_the_monitor_the_engines_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, port: int
+) -> None:
+    from tui.app.monitor import app_runner, monitor_build
+    from tui.cli import main
+
+    log = tmp_path / "server.log"
+    log.write_text(text)
+    handed: list[int | None] = []
+
+    def build_app(session: object, settings: monitor_build.WatchSettings, **_: object) -> object:
+        handed.append(settings.port)
+        return object()
+
+    async def run_app(app: object, guard: object = None) -> int:
+        return 0
+
+    monkeypatch.setattr(monitor_build, "build_app", build_app)
+    monkeypatch.setattr(app_runner, "run_app", run_app)
+    assert main(["watch", "--local", "--log", str(log)]) == 0
+    assert handed == [port]
