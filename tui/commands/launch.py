@@ -21,6 +21,7 @@ from typing import TextIO
 
 from tui.commands.exit_codes import ExitStatus
 from tui.commands.launch_json import document, emit, launch_fields
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import ConfigError, Profile, load_config
 from tui.engine.launch.launch_plan import PlanError
 from tui.engine.logs.sanitize import sanitize_line
@@ -55,6 +56,7 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         help="configuration file (default: $BRINGUP_CONFIG or the XDG file)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add_ssh_arguments(parser)
 
 
 def say(line: str, stream: TextIO | None = None) -> None:
@@ -65,7 +67,7 @@ def say(line: str, stream: TextIO | None = None) -> None:
 def _profile(args: argparse.Namespace, action: str) -> tuple[str, Profile | str]:
     """Where the profile is written and the profile, or why ``action`` is refused."""
     config = load_config(args.config)
-    profile = config.profile(args.profile)
+    profile = with_ssh_flags(args, config.profile(args.profile))
     where = f"{config.path or 'configuration'}: profiles.{profile.name}"
     if profile.read_only:
         return where, f"refused: profile {profile.name!r} is read-only: {action} is switched off"

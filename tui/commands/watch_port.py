@@ -39,12 +39,16 @@ async def log_engine(session: HostSession, path: str) -> str | None:
     return None
 
 
-async def default_port(session: HostSession, path: str, engine: str) -> tuple[int, str]:
-    """The port to poll and the engine it is the default of (``session`` is closed after)."""
+async def default_port(
+    session: HostSession, path: str, engine: str, *, close: bool = True
+) -> tuple[int, str]:
+    """The port to poll and the engine it is the default of (``session`` is closed after,
+    unless ``close`` is false: the monitor goes on with it)."""
     try:
         named = registry.find(engine)
         seen = named.name if named is not None else await log_engine(session, path)
     finally:
-        await session.close()
+        if close:
+            await session.close()
     dialect = registry.or_default(seen)
     return dialect.default_port, dialect.name
