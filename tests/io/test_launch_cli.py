@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,17 +78,42 @@ def test_launch_refuse_kill_and_restart(config: Path, capsys: pytest.CaptureFixt
     assert "already stopped" in capsys.readouterr().out
 
 
+def test_a_run_whose_pid_went_to_a_stranger_ends_and_a_new_launch_starts(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["launch", "--config", str(config)]) == 0
+    first = current(config)
+    pid_file = config.parent / "logs" / ".bringup" / f"{first['run_id']}.pid"
+    _pid, start, boot = pid_file.read_text().split()
+    kill_group(int(_pid))  # the run dies without writing its exit status
+    stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        pid_file.write_text(f"{stranger.pid} {start} {boot}\n")
+        capsys.readouterr()
+        assert main(["kill", "--config", str(config)]) == 0
+        out = capsys.readouterr().out
+        assert "nothing left to stop" in out
+        assert f"process id {stranger.pid} now belongs to another process" in out
+        assert stranger.poll() is None
+        assert main(["launch", "--config", str(config)]) == 0
+        assert "started run sleepy-" in capsys.readouterr().out
+        assert current(config)["previous_run"] == first["run_id"]
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
 def test_read_only_and_invalid_profiles_are_refused(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for command in ("launch", "kill", "restart"):
         assert main([command, "watcher", "--config", str(config)]) == 1
         assert "read-only" in capsys.readouterr().err
-    assert main(["launch", "broken", "--config", str(config)]) == 2
+    assert main(["launch", "broken", "--config", str(config)]) == 4
     err = capsys.readouterr().err
     assert "config.toml: profiles.broken: launch.command[2]" in err
     assert "no launch.drafter" in err
-    assert main(["launch", "missing", "--config", str(config)]) == 2
+    assert main(["launch", "missing", "--config", str(config)]) == 4
     assert "no such profile" in capsys.readouterr().err
 
 

@@ -12,27 +12,30 @@ import contextlib
 import sys
 import time
 import traceback
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import Ending, WaitEnding, WaitPlan, exit_code
-from tui.commands.wait_output import JsonReport, PlainReport
+from tui.commands.wait_output import HealthPortChosen, JsonReport, PlainReport
+from tui.config import Profile
 from tui.engine.judge.health import HealthState
 from tui.engine.judge.judge import Judgement, Signals, judge
 from tui.engine.judge.stall import StallTracker
 from tui.engine.judge.verdict import Watched
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.logs.sanitize import sanitize_text
+from tui.engine.servers import registry
+from tui.engine.startup.log_events import EngineDetected
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.health.health_poll import HealthChanged, HealthOptions, HealthPoller
 from tui.io.store.history_store import StartupHistory
 from tui.io.store.run_store import database_file
 from tui.io.transport.deadline import within
-from tui.io.transport.host_keys import check_policy
 from tui.io.transport.host_session import HostSession, LocalConnector, SessionClosed, SshConnector
 from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, StreamMarker
-from tui.io.transport.ssh import ConnectError, SshTarget, parse_host_spec
+from tui.io.transport.profile_target import spec_target
+from tui.io.transport.ssh import ConnectError
 
 STALL_CHECK_SECONDS = 0.5
 READY_HOLD_SECONDS = 0.5
@@ -53,16 +56,13 @@ def session_for(plan: WaitPlan, spec: str | None) -> HostSession:
     """A session to ``spec`` (this machine when None) with the plan's SSH settings."""
     if spec is None:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(spec)
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=plan.ssh_config,
+    settings = Profile(
+        host_key_policy=plan.host_key_policy,
+        ssh_config=plan.ssh_config,
         known_hosts=plan.known_hosts,
-        host_key_policy=check_policy(plan.host_key_policy),
+        ssh_choices=plan.ssh_choices,
     )
-    return HostSession(SshConnector(target))
+    return HostSession(SshConnector(spec_target(settings, spec)))
 
 
 class Watcher:
@@ -82,6 +82,9 @@ class Watcher:
         )  # fmt: skip
         self.stalls = StallTracker()
         self.ready_since: float | None = None
+        self.start_poll: Callable[[int], None] | None = None
+        """Starts the health poll on a port (set by the wait; used once the log names the
+        engine when the plan's port waits for it)."""
 
     def decide(self, ending: Ending, detail: str) -> None:
         if not self.decided.done():
@@ -104,8 +107,29 @@ class Watcher:
     def _take(self, events: tuple[object, ...]) -> None:
         for event in events:
             self.report.emit(event)
+            self.noticed(event)
         self.snapshot = self.engine.snapshot
         self.judge()
+
+    def noticed(self, event: object) -> None:
+        """Start polling the detected engine's default port when the plan waits for it."""
+        if not isinstance(event, EngineDetected) or not self.plan.detect_port:
+            return
+        start, self.start_poll = self.start_poll, None
+        dialect = registry.find(event.engine)
+        if start is not None and dialect is not None:
+            reason = f"the default port of {dialect.name}, the engine the log shows"
+            self.report.emit(HealthPortChosen(dialect.default_port, dialect.name, reason))
+            start(dialect.default_port)
+
+    def poll_chosen_port(self, spawn: Callable[[int], None]) -> None:
+        """Poll the plan's port now, or once the log names the engine (``detect_port``)."""
+        plan = self.plan
+        if plan.port is not None:
+            self.report.emit(HealthPortChosen(plan.port, plan.engine, "given"))
+            spawn(plan.port)
+        elif plan.detect_port:
+            self.start_poll = spawn
 
     async def poll(self, session: HostSession, port: int) -> None:
         options = HealthOptions(engine=self.plan.engine)
@@ -142,7 +166,8 @@ class Watcher:
         """The health poll as the judge hears it; READY does without what the plan does not
         follow (no ``--log``: no ready line; no ``--port``: no ``/health``)."""
         health = self.health.state if self.health is not None else HealthState.UNKNOWN
-        watched = Watched(log=self.plan.log is not None, health=self.plan.port is not None)
+        polled = self.plan.port is not None or self.plan.detect_port
+        watched = Watched(log=self.plan.log is not None, health=polled)
         return Signals(connected=True, health=health, watched=watched)
 
     def node_of(self, rank: str | None) -> int | None:
@@ -153,7 +178,9 @@ class Watcher:
         if judgement.verdict is not Verdict.READY:
             return judgement.reason
         took = time.monotonic() - self.started
-        return f"ready after waiting {took:.1f} s; {judgement.reason}"
+        polled = self.plan.port is not None or self.plan.detect_port
+        ready = "ready" if polled else "ready (log only: no port checked)"
+        return f"{ready} after waiting {took:.1f} s; {judgement.reason}"
 
     async def watch_stalls(self) -> None:
         """Judge again on a timer: a stall is the absence of lines, so no line triggers it (and
@@ -198,8 +225,11 @@ async def _watch(session: HostSession, watcher: Watcher) -> Decision:
     tasks = [asyncio.create_task(watcher.watch_stalls())]
     if plan.log is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.follow(session, plan.log))))
-    if plan.port is not None:
-        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, plan.port))))
+
+    def spawn(port: int) -> None:
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, port))))
+
+    watcher.poll_chosen_port(spawn)
     return await until_decided(watcher, tasks)
 
 
@@ -220,6 +250,9 @@ async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
         await work
     except SessionClosed as closed:
         watcher.decide(WaitEnding.UNREACHABLE, str(closed))
+    except BrokenPipeError:
+        # Standard output was closed (``| head``): the verdict's line ends the command quietly.
+        watcher.decide(WaitEnding.ERROR, "standard output was closed")
     except Exception as error:  # any other failure must end the wait, not leave it hanging
         print(sanitize_text(traceback.format_exc()), file=sys.stderr, end="")
         watcher.decide(WaitEnding.ERROR, f"stopped by an unexpected error: {error!r}")
