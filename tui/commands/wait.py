@@ -4,7 +4,8 @@ It follows the log (over SSH, or on this machine with ``--local`` or without ``-
 it to the log engine, and when a port is known polls ``/health`` and one real generation
 through the same connection. Exit status:
 
-- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token);
+- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token), held
+  for ``--settle`` (a ``/health`` blip within it, DEGRADED, does not change that);
 - 1: the start failed (FAILED: a failure in the log), the server stopped (STOPPED: it shut
   down, before or after its ready line), or with ``--fail-on-stall`` a rank was judged STALLED
   (see docs/history.md);
@@ -31,6 +32,7 @@ from enum import Enum
 from pathlib import Path
 
 from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.servers import registry
@@ -114,6 +116,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
     parser.add_argument("--engine", choices=ENGINES, default=None)
     parser.add_argument("--timeout", default="15m", metavar="DURATION", help="90, 90s, 15m, 1h")
+    parser.add_argument(
+        "--settle",
+        default="0.5s",
+        metavar="DURATION",
+        help="keep watching this long after READY before exiting 0: a failure or a stop in it "
+        "exits 1, a /health blip (DEGRADED) does not (default 0.5s)",
+    )
     parser.add_argument("--ssh-config", type=Path, metavar="PATH", help="ssh client config")
     parser.add_argument("--known-hosts", type=Path, metavar="PATH", help="known_hosts file")
     parser.add_argument(
@@ -182,6 +191,10 @@ class WaitPlan:
     """The Slurm job whose nodes are followed (their logs are known once it runs)."""
     health_host: str = "127.0.0.1"
     """Where ``port`` is, as seen from ``host``: node 0's address for a Slurm job."""
+    settle: float = 0.5
+    """Seconds the server must have been READY (or DEGRADED since) before the wait ends."""
+    health_grace: float = DEFAULT_HEALTH_GRACE
+    """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
 
     @property
     def nodes(self) -> tuple[NodeTarget, ...]:
@@ -209,6 +222,7 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         timeout = parse_duration(args.timeout)
     except DurationError as error:
         raise ValueError(f"--timeout: {error}") from None
+    settle = _settle(args)
     policy = "accept-new" if args.accept_new else profile.host_key_policy
     stall = _stall_policy(args, profile)
     return WaitPlan(
@@ -223,7 +237,16 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         data_dir=config.data_dir,
         more_nodes=nodes[1:],
         slurm=slurm,
+        settle=settle,
+        health_grace=profile.serving.health_grace,
     )  # fmt: skip
+
+
+def _settle(args: argparse.Namespace) -> float:
+    try:
+        return parse_duration(getattr(args, "settle", None) or "0.5s")
+    except DurationError as error:
+        raise ValueError(f"--settle: {error}") from None
 
 
 def listed(value: str | list[str] | None) -> list[str]:

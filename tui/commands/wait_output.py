@@ -2,7 +2,8 @@
 
 ``--json`` writes ``{"t": unix seconds, "event": name, "rank": tag or null, ...}`` per event and
 flushes each line, so another program can react within milliseconds. ``--plain`` writes a line
-per stage change per rank, per connection change, per file marker and per health change. Text
+per stage change per rank, per connection change, per file marker, per health change and per
+verdict change (``verdict DEGRADED (health 503 for 4 s since READY ...)``). Text
 that came from the host is made safe for a terminal before it is printed (JSON escapes it).
 """
 
@@ -18,6 +19,7 @@ from typing import Any, TextIO
 
 from tui.commands.wait import Ending
 from tui.engine.cluster.cluster_engine import describe_cluster
+from tui.engine.judge.judge import VerdictChanged
 from tui.engine.judge.stall import RankStalled
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup import log_events as ev
@@ -138,6 +140,8 @@ def describe(item: object) -> str | None:
         return _describe_health(item)
     if isinstance(item, JobChanged):
         return _safe(item.summary)
+    if isinstance(item, VerdictChanged):
+        return f"verdict {item.verdict.value} ({_safe(item.reason)})"
     return describe_cluster(item)
 
 

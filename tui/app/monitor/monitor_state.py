@@ -21,6 +21,7 @@ from tui.app.monitor.view_model import (
 )
 from tui.engine.gpu.gpu_map import RankGpu, map_ranks, rank_numbers
 from tui.engine.gpu.gpu_state import GpuSnapshot, merged
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE, ServingMemory
 from tui.engine.judge.judge import Signals
 from tui.engine.judge.scheduled_job import ScheduledJob, blamed_rank
 from tui.engine.judge.stall import StallPolicy
@@ -66,6 +67,10 @@ class MonitorState:
         self._plan: tuple[tuple[float, bool], Expectations] | None = None
         self.planner = planner or self._default_plan
         self.stall_policy = stall_policy or StallPolicy()
+        self.health_grace = DEFAULT_HEALTH_GRACE
+        """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
+        self.serving: ServingMemory | None = None
+        """What the last judgement remembered of a READY run, for the next one."""
         self.log = LogBook() if log_capacity is None else LogBook(log_capacity)
         self.connection = ConnectionState.CONNECTING
         self.connection_detail = ""
@@ -212,12 +217,13 @@ class MonitorState:
         plan = self.planner(snapshot)
         job = self._job_now(now)
         judgement = self.link.judge(self._signals(job), plan, now, self.stall_policy)
+        self.serving = judgement.serving
         return MonitorView(
             target=self.target,
             snapshot=snapshot,
             verdict=judgement.verdict,
             connection=self.connection,
-            eta=self._eta(snapshot, plan, now),
+            eta=self._eta(snapshot, plan, self._timer_end(now)),
             plan=plan,
             connection_detail=self.connection_detail,
             health=self.health,
@@ -241,7 +247,15 @@ class MonitorState:
             health=self.health.state,
             generation_ok=self.health.generation_ok,
             job=job,
+            health_detail=self.health.detail,
+            serving=self.serving,
+            health_grace=self.health_grace,
         )
+
+    def _timer_end(self, now: float) -> float:
+        """Where the start-up timer stops: when the run was first judged READY (a later
+        DEGRADED spell does not start it again), else it runs with the clock."""
+        return now if self.serving is None else min(now, self.serving.ready_at)
 
     def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:
         if snapshot.started_at is not None:
