@@ -54,11 +54,11 @@ def test_a_503_after_ready_is_degraded_with_its_reason_and_then_ready_again() ->
     assert caller.at(100.0, HealthState.READY).verdict is Verdict.READY
     blip = caller.at(101.0, HealthState.STARTING)
     assert blip.verdict is Verdict.DEGRADED
-    assert blip.reason == "health 503 for 0 s since READY (FAILED after 60 s)"
+    assert blip.reason == "health 503 for 0 s since READY, FAILED after 60 s"
     later = caller.at(105.0, HealthState.STARTING)
     assert (later.verdict, later.reason) == (
         Verdict.DEGRADED,
-        "health 503 for 4 s since READY (FAILED after 60 s)",
+        "health 503 for 4 s since READY, FAILED after 60 s",
     )
     assert not later.final
     again = caller.at(106.0, HealthState.READY)

@@ -169,7 +169,7 @@ class Watcher:
     def _detail(self, judgement: Judgement) -> str:
         if not judgement.verdict.serving:
             return judgement.reason
-        took = time.monotonic() - self.started
+        took = (self.ready_since or time.monotonic()) - self.started
         if judgement.verdict is Verdict.DEGRADED:
             return f"ready after waiting {took:.1f} s; DEGRADED now: {judgement.reason}"
         return f"ready after waiting {took:.1f} s; {judgement.reason}"

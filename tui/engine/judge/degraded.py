@@ -76,11 +76,11 @@ def with_trouble(memory: ServingMemory, trouble: str, now: float) -> ServingMemo
 
 
 def degraded_reason(memory: ServingMemory, now: float, grace: float) -> str:
-    """``health 503 for 4 s since READY (FAILED after 60 s)``."""
+    """``health 503 for 4 s since READY, FAILED after 60 s``."""
     failing = memory.failing_for(now)
     trouble = memory.trouble or "not answering"
     took = f" for {seconds_label(failing)}" if failing is not None else ""
-    return f"{trouble}{took} since READY (FAILED after {seconds_label(grace)})"
+    return f"{trouble}{took} since READY, FAILED after {seconds_label(grace)}"
 
 
 def grace_reason(memory: ServingMemory, now: float, grace: float) -> str:
