@@ -37,6 +37,8 @@ class Caller:
     watched: Watched = field(default_factory=Watched)
     last: Judgement | None = None
 
+    process_ended: Verdict | None = None
+
     def at(self, now: float, health: HealthState, detail: str = "") -> Judgement:
         signals = Signals(
             health=health,
@@ -44,6 +46,7 @@ class Caller:
             watched=self.watched,
             serving=self.last.serving if self.last is not None else None,
             health_grace=self.grace,
+            process_ended=self.process_ended,
         )
         self.last = judge(self.snapshot, signals, PLAN, now)
         return self.last
@@ -107,6 +110,18 @@ def test_a_fatal_line_while_degraded_fails_at_once() -> None:
     failed = caller.at(2.0, HealthState.STARTING)
     assert failed.verdict is Verdict.FAILED
     assert failed.reason.startswith("oom on TP0")
+
+
+def test_a_process_gone_while_degraded_ends_it_at_once() -> None:
+    caller = Caller()
+    caller.at(0.0, HealthState.READY)
+    assert caller.at(1.0, HealthState.REFUSED).verdict is Verdict.DEGRADED
+    caller.process_ended = Verdict.FAILED
+    failed = caller.at(2.0, HealthState.REFUSED)
+    assert (failed.verdict, failed.reason) == (
+        Verdict.FAILED,
+        "the server's process ended after READY (failed)",
+    )
 
 
 def test_a_stop_while_degraded_is_stopped() -> None:

@@ -23,6 +23,7 @@ from tui.app.screens.main_screen import rank_cards
 from tui.app.widgets.header import TimerLine
 from tui.app.widgets.health_badge import VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
+from tui.engine.launch.launch_record import HowEnded, RunState, RunStatus
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.transport.host_session import HostSession, LocalConnector
 
@@ -108,3 +109,35 @@ def test_the_degraded_screen(snap_compare: Compare) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+def test_a_launched_run_that_ended_fails_a_degraded_server_at_once() -> None:
+    """The launcher's probe (``RunStatusChanged``) reaches the judge through the state."""
+    app, clock = make_monitor()
+    state = app.state
+    state.feed(b"[2026-01-01 00:00:00] The server is fired up and ready to roll!\n")
+    state.set_health(READY_HEALTH)
+    assert state.view().verdict is Verdict.READY
+    state.set_health(HEALTH_503)
+    clock.now += 2.0
+    assert state.view().verdict is Verdict.DEGRADED
+    state.set_runs([RunStatus("gpu-a", RunState.RUNNING, "r1")])
+    assert state.view().verdict is Verdict.DEGRADED
+    ended = RunStatus("gpu-a", RunState.ENDED, "r1", exit_status=137, how_ended=HowEnded.FAILED)
+    state.set_runs([ended])
+    view = state.view()
+    assert (view.verdict, view.reason) == (
+        Verdict.FAILED,
+        "the server's process ended after READY (failed)",
+    )
+
+
+async def test_every_verdict_has_its_badge() -> None:
+    app, _ = make_monitor()
+    async with app.run_test(size=(80, 24)) as pilot:
+        badge = app.screen.query_one(VerdictBadge)
+        for verdict in [*Verdict][1:]:  # CONNECTING is the badge's own look
+            badge.show(verdict)
+            await pilot.pause()
+            assert verdict.value in str(badge.render())
+            assert badge.has_class(f"-{verdict.value.lower()}")

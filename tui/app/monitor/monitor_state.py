@@ -6,7 +6,7 @@ No Textual import: the rules are tested without an app.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from tui.app.feed.cluster_link import NamedHosts, NodeFeed, NodeLinks
@@ -25,7 +25,9 @@ from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE, ServingMemory
 from tui.engine.judge.judge import Signals
 from tui.engine.judge.scheduled_job import ScheduledJob, blamed_rank
 from tui.engine.judge.stall import StallPolicy
+from tui.engine.launch.launch_record import RunStatus
 from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
 from tui.engine.timing.estimate import (
     Eta,
     Expectations,
@@ -71,6 +73,8 @@ class MonitorState:
         """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
         self.serving: ServingMemory | None = None
         """What the last judgement remembered of a READY run, for the next one."""
+        self.process_ended: Verdict | None = None
+        """How the launched run ended (FAILED or STOPPED) once the launcher saw it end."""
         self.log = LogBook() if log_capacity is None else LogBook(log_capacity)
         self.connection = ConnectionState.CONNECTING
         self.connection_detail = ""
@@ -168,6 +172,14 @@ class MonitorState:
             self.health = reading
             self.touch()
 
+    def set_runs(self, statuses: Sequence[RunStatus]) -> None:
+        """The launched run's status on each node: once one ended, how (a failure first)."""
+        endings = {status.verdict for status in statuses} - {None}
+        ended = Verdict.FAILED if Verdict.FAILED in endings else next(iter(endings), None)
+        if ended is not self.process_ended:
+            self.process_ended = ended
+            self.touch()
+
     def set_gpu(self, snapshot: GpuSnapshot, nodes: tuple[int, ...] = (0,)) -> None:
         """Keep the latest GPU telemetry of the host running ``nodes`` (with the reason when
         there is none)."""
@@ -250,6 +262,7 @@ class MonitorState:
             health_detail=self.health.detail,
             serving=self.serving,
             health_grace=self.health_grace,
+            process_ended=self.process_ended,
         )
 
     def _timer_end(self, now: float) -> float:

@@ -56,6 +56,9 @@ class Signals:
     """What the previous judgement remembered of a READY run (its ``Judgement.serving``)."""
     health_grace: float = DEFAULT_HEALTH_GRACE
     """Seconds a READY run's port may fail (DEGRADED) before the verdict is FAILED."""
+    process_ended: Verdict | None = None
+    """How the launched server's process ended (FAILED or STOPPED) once the launcher saw it
+    end; None while it runs or when nothing launched it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,7 @@ def judge(
         served=memory is not None,
         failing_for=memory.failing_for(now) if memory is not None else None,
         grace=signals.health_grace,
+        process_ended=signals.process_ended,
     )
     verdict = report.verdict
     if verdict is Verdict.READY:
@@ -121,21 +125,25 @@ def judge(
         memory = ServingMemory(ready_at, snapshot.runs_before)
     reason = (
         _job_reason(verdict, snapshot, signals.job)
-        or _serving_reason(verdict, snapshot, memory, now, signals.health_grace)
+        or _serving_reason(verdict, snapshot, memory, now, signals)
         or _reason(verdict, snapshot, signals.watched, statuses)
     )
     return Judgement(verdict, reason, report.disagreements, statuses, memory)
 
 
 def _serving_reason(
-    verdict: Verdict, snapshot: Snapshot, memory: ServingMemory | None, now: float, grace: float
+    verdict: Verdict, snapshot: Snapshot, memory: ServingMemory | None, now: float, signals: Signals
 ) -> str:
-    """Why a run judged READY before is DEGRADED, or FAILED after the grace; else ``""``."""
-    if memory is None:
+    """Why a run judged READY before is DEGRADED, ended with its process, or FAILED after the
+    grace; else ``""``."""
+    grace, process_ended = signals.health_grace, signals.process_ended
+    if memory is None or snapshot.outcome is Outcome.FAILED or snapshot.stopped:
         return ""
     if verdict is Verdict.DEGRADED:
         return degraded_reason(memory, now, grace)
-    if verdict is Verdict.FAILED and snapshot.outcome is not Outcome.FAILED:
+    if process_ended is not None and verdict is process_ended:
+        return f"the server's process ended after READY ({process_ended.value.lower()})"
+    if verdict is Verdict.FAILED:
         return grace_reason(memory, now, grace)
     return ""
 

@@ -14,8 +14,9 @@ instead of silently picking one. Precedence:
 4. QUEUED while the scheduler still holds the job;
 5. CONNECTING while the monitor has no connection to the host;
 6. READY when every watched signal agrees;
-7. for a run already judged READY whose port now fails (``tui.engine.judge.degraded``): FAILED
-   once it has failed for longer than the health grace, DEGRADED before that;
+7. for a run already judged READY whose port now fails (``tui.engine.judge.degraded``): the
+   end of its launched process when the launcher saw it end (FAILED or STOPPED), FAILED once it
+   has failed for longer than the health grace, DEGRADED before that;
 8. STALLED when the stall rules flagged ranks;
 9. STARTING otherwise.
 
@@ -105,10 +106,12 @@ def decide_verdict(
     served: bool = False,
     failing_for: float | None = None,
     grace: float = DEFAULT_HEALTH_GRACE,
+    process_ended: Verdict | None = None,
 ) -> VerdictReport:
     """The verdict from the log snapshot, the connection, ``/health``, a test generation and,
     for a server run by a scheduler, its job. ``served``: this run was judged READY before;
-    ``failing_for``: seconds its port has failed since (None while it answers)."""
+    ``failing_for``: seconds its port has failed since (None while it answers);
+    ``process_ended``: how the launched server's process ended, when the launcher saw it end."""
     follows = watched or Watched()
     notes = _disagreements(snapshot, health, generation_ok, follows)
     if snapshot.outcome is Outcome.FAILED:
@@ -123,6 +126,8 @@ def decide_verdict(
         return VerdictReport(Verdict.CONNECTING, notes)
     if _ready(snapshot, health, generation_ok, follows):
         return VerdictReport(Verdict.READY, notes)
+    if served and process_ended is not None:
+        return VerdictReport(process_ended, notes)
     if served:
         over = failing_for is not None and failing_for > grace
         return VerdictReport(Verdict.FAILED if over else Verdict.DEGRADED, notes)
