@@ -134,10 +134,9 @@ def test_a_launched_run_that_ended_fails_a_degraded_server_at_once() -> None:
 
 async def test_every_verdict_has_its_badge() -> None:
     app, _ = make_monitor()
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         badge = app.screen.query_one(VerdictBadge)
         for verdict in [*Verdict][1:]:  # CONNECTING is the badge's own look
             badge.show(verdict)
-            await pilot.pause()
             assert verdict.value in str(badge.render())
             assert badge.has_class(f"-{verdict.value.lower()}")
