@@ -7,6 +7,7 @@ READY again, and still exits 0 with READY.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 from tests.conftest import REPO
 from tests.sim.conftest import FAST, SimFactory
 from tests.sshd import TestServer
-from tui.commands.wait import EXIT_READY
+from tui.commands.wait import EXIT_READY, WaitPlan, register, wait_plan
 
 
 @pytest.fixture
@@ -70,3 +71,22 @@ def test_wait_without_settle_ends_ready_as_before(ssh_server: TestServer, sims: 
     assert result.returncode == EXIT_READY, result.stdout + result.stderr
     assert _verdicts(records)[-1] == "READY"
     assert records[-1]["verdict"] == "READY"
+
+
+def _plan(tmp_path: Path, *argv: str) -> WaitPlan:
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.h200]\nlog = "/var/log/s.log"\nport = 30000\n'
+                      '[profiles.h200.serving]\nhealth_grace = "5s"\n')  # fmt: skip
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return wait_plan(parser.parse_args(["wait", "h200", "--config", str(config), *argv]))
+
+
+def test_the_grace_comes_from_the_profile_and_the_settle_from_the_command_line(
+    tmp_path: Path,
+) -> None:
+    plan = _plan(tmp_path, "--settle", "3s")
+    assert (plan.health_grace, plan.settle) == (5.0, 3.0)
+    assert _plan(tmp_path).settle == 0.5
+    with pytest.raises(ValueError, match="--settle"):
+        _plan(tmp_path, "--settle", "soon")
