@@ -15,7 +15,13 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.sim.conftest import FAST, SimFactory
-from tests.ui.monitor_factory import HEALTH_503, READY_HEALTH, at_phase, make_monitor
+from tests.ui.monitor_factory import (
+    HEALTH_503,
+    READY_HEALTH,
+    at_phase,
+    feed_until,
+    make_monitor,
+)
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_build import WatchSettings, build_app
 from tui.app.monitor.view_model import Target
@@ -109,6 +115,24 @@ def test_the_degraded_screen(snap_compare: Compare) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+async def test_the_header_says_why_a_degraded_server_failed_after_the_grace() -> None:
+    app, clock = make_monitor()
+    app.state.health_grace = 10.0
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed_until(app, clock, 8, "ready")
+        app.state.set_health(READY_HEALTH)
+        assert app.state.view().verdict is Verdict.READY
+        app.state.set_health(HEALTH_503)
+        app.state.view()
+        clock.now += 11.0
+        app.state.touch()
+        app.flush()
+        await pilot.pause()
+        assert _verdict(app) is Verdict.FAILED
+        shown = app.screen.query_one(TimerLine).render().plain
+        assert "failed: health 503 for 11 s, longer than the 10 s grace after READY" in shown
 
 
 def test_a_launched_run_that_ended_fails_a_degraded_server_at_once() -> None:

@@ -114,6 +114,8 @@ def _ended_text(view: MonitorView) -> Content:
     snapshot = view.snapshot
     if view.verdict is Verdict.STOPPED:
         return Content.styled("stopped", "$text-muted")
+    if snapshot.failure is None and snapshot.ready_line_seen and view.reason:
+        return Content.styled(f"failed: {printable(view.reason)}", "bold $rank-failed")
     where = snapshot.failure.stage if snapshot.failure is not None else snapshot.last_stage
     place = f" in {where.label}" if where is not None else ""
     return Content.styled(f"failed{place}", "bold $rank-failed")
