@@ -22,6 +22,9 @@ from tests.conftest import REPO
 from tests.sim.conftest import FAST, SimFactory
 from tests.sshd import TestServer
 from tui.commands.wait import EXIT_READY, WaitPlan, register, wait_plan
+from tui.commands.wait_output import describe
+from tui.engine.judge.judge import VerdictChanged
+from tui.engine.startup.vocabulary import Verdict
 
 
 @pytest.fixture
@@ -90,3 +93,12 @@ def test_the_grace_comes_from_the_profile_and_the_settle_from_the_command_line(
     assert _plan(tmp_path).settle == 0.5
     with pytest.raises(ValueError, match="--settle"):
         _plan(tmp_path, "--settle", "soon")
+
+
+def test_a_verdict_change_is_one_plain_line_with_its_reason_made_safe() -> None:
+    change = VerdictChanged(Verdict.DEGRADED, "health error (\x1b]0;x\x07boom) for 2 s", None)
+    line = describe(change)
+    assert line is not None
+    assert line.startswith("verdict DEGRADED (health error (")
+    assert "\x1b" not in line
+    assert "\x07" not in line
