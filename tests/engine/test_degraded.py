@@ -93,6 +93,20 @@ def test_degraded_becomes_failed_only_after_the_grace() -> None:
     assert failed.reason == "health 503 for 30 s, longer than the 30 s grace after READY"
 
 
+def test_a_port_the_monitor_cannot_reach_stays_degraded_past_the_grace() -> None:
+    caller = Caller(grace=30.0)
+    caller.at(0.0, HealthState.READY)
+    caller.at(1.0, HealthState.NO_LINK, "connection lost")
+    blind = caller.at(100.0, HealthState.NO_LINK, "connection lost")
+    assert blind.verdict is Verdict.DEGRADED
+    assert blind.reason == (
+        "port unreachable (connection lost) for 99 s since READY "
+        "(the monitor cannot reach the port)"
+    )
+    assert caller.at(101.0, HealthState.STARTING).verdict is Verdict.DEGRADED
+    assert caller.at(131.5, HealthState.STARTING).verdict is Verdict.FAILED
+
+
 def test_the_grace_counts_from_the_last_good_poll() -> None:
     caller = Caller(grace=30.0)
     caller.at(0.0, HealthState.READY)

@@ -5,7 +5,9 @@ scheduler, a poll times out under load, a forward is opened again. The judge rem
 said READY in this run (``ServingMemory``, which the caller carries from one ``Judgement`` to the
 next ``Signals``) and, while the log shows no failure and no stop, calls such a server DEGRADED,
 with what fails and for how long; READY again as soon as the port answers ``/health`` 200 and a
-generation; FAILED once it has failed for longer than the health grace. A new run in the log (a
+generation; FAILED once it has failed for longer than the health grace. A port the monitor
+cannot reach at all (no forward through a lost connection) is DEGRADED for as long as that
+lasts, never FAILED by the grace: that says nothing about the server. A new run in the log (a
 restart, a truncated or replaced file) is a new start-up: the memory is dropped.
 """
 
@@ -28,6 +30,8 @@ _TROUBLE = {
     HealthState.UNHEALTHY: "health error",
     HealthState.HEALTHY: "test generation failed",
 }
+_UNREACHED = frozenset({HealthState.UNKNOWN, HealthState.NO_LINK})
+"""Health states that say the monitor did not reach the port, not what the server answered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,8 @@ class ServingMemory:
     """When the port stopped answering well; None while it answers."""
     trouble: str = ""
     """What fails (``health 503``), while it fails."""
+    unreached: bool = False
+    """The monitor cannot reach the port (the grace does not run out on that)."""
 
     def failing_for(self, now: float) -> float | None:
         """Seconds the port has failed at ``now``; None while it answers."""
@@ -66,13 +72,28 @@ def remembered(memory: ServingMemory | None, snapshot: Snapshot) -> ServingMemor
     return memory
 
 
-def with_trouble(memory: ServingMemory, trouble: str, now: float) -> ServingMemory:
+def unreached(health: HealthState) -> bool:
+    """Whether ``health`` says the monitor did not reach the port at all."""
+    return health in _UNREACHED
+
+
+def with_trouble(
+    memory: ServingMemory, trouble: str, now: float, unreached: bool = False
+) -> ServingMemory:
     """The memory with the port's trouble at ``now``: the failing time runs on while it fails,
-    whatever fails, and ends as soon as the port answers."""
+    whatever the server answers, starts again once the monitor reaches the port again, and ends
+    as soon as the port answers well."""
     if not trouble:
-        return replace(memory, failing_since=None, trouble="")
-    since = memory.failing_since if memory.failing_since is not None else now
-    return replace(memory, failing_since=since, trouble=trouble)
+        return replace(memory, failing_since=None, trouble="", unreached=False)
+    again = memory.unreached and not unreached
+    since = memory.failing_since if memory.failing_since is not None and not again else now
+    return replace(memory, failing_since=since, trouble=trouble, unreached=unreached)
+
+
+def grace_over(memory: ServingMemory, now: float, grace: float) -> bool:
+    """The port has failed, answering, for longer than ``grace``."""
+    failing = memory.failing_for(now)
+    return failing is not None and failing > grace and not memory.unreached
 
 
 def degraded_reason(memory: ServingMemory, now: float, grace: float) -> str:
@@ -80,6 +101,8 @@ def degraded_reason(memory: ServingMemory, now: float, grace: float) -> str:
     failing = memory.failing_for(now)
     trouble = memory.trouble or "not answering"
     took = f" for {seconds_label(failing)}" if failing is not None else ""
+    if memory.unreached:
+        return f"{trouble}{took} since READY (the monitor cannot reach the port)"
     return f"{trouble}{took} since READY, FAILED after {seconds_label(grace)}"
 
 

@@ -20,9 +20,11 @@ from tui.engine.judge.degraded import (
     DEFAULT_HEALTH_GRACE,
     ServingMemory,
     degraded_reason,
+    grace_over,
     grace_reason,
     port_trouble,
     remembered,
+    unreached,
     with_trouble,
 )
 from tui.engine.judge.health import HealthState
@@ -105,7 +107,8 @@ def judge(
     memory = remembered(signals.serving, snapshot)
     if memory is not None:
         trouble = port_trouble(signals.health, signals.generation_ok, signals.health_detail)
-        memory = with_trouble(memory, trouble if signals.watched.health else "", now)
+        trouble = trouble if signals.watched.health else ""
+        memory = with_trouble(memory, trouble, now, unreached(signals.health))
     report = decide_verdict(
         snapshot,
         connected=signals.connected,
@@ -115,8 +118,7 @@ def judge(
         watched=signals.watched,
         job=signals.job,
         served=memory is not None,
-        failing_for=memory.failing_for(now) if memory is not None else None,
-        grace=signals.health_grace,
+        grace_over=memory is not None and grace_over(memory, now, signals.health_grace),
         process_ended=signals.process_ended,
     )
     verdict = report.verdict

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.judge.health import HealthState
 from tui.engine.judge.scheduled_job import ScheduledJob
 from tui.engine.startup.snapshot import Snapshot
@@ -104,13 +103,12 @@ def decide_verdict(
     watched: Watched | None = None,
     job: ScheduledJob | None = None,
     served: bool = False,
-    failing_for: float | None = None,
-    grace: float = DEFAULT_HEALTH_GRACE,
+    grace_over: bool = False,
     process_ended: Verdict | None = None,
 ) -> VerdictReport:
     """The verdict from the log snapshot, the connection, ``/health``, a test generation and,
     for a server run by a scheduler, its job. ``served``: this run was judged READY before;
-    ``failing_for``: seconds its port has failed since (None while it answers);
+    ``grace_over``: its port has failed for longer than the health grace since;
     ``process_ended``: how the launched server's process ended, when the launcher saw it end."""
     follows = watched or Watched()
     notes = _disagreements(snapshot, health, generation_ok, follows)
@@ -129,8 +127,7 @@ def decide_verdict(
     if served and process_ended is not None:
         return VerdictReport(process_ended, notes)
     if served:
-        over = failing_for is not None and failing_for > grace
-        return VerdictReport(Verdict.FAILED if over else Verdict.DEGRADED, notes)
+        return VerdictReport(Verdict.FAILED if grace_over else Verdict.DEGRADED, notes)
     if stalled_ranks:
         return VerdictReport(Verdict.STALLED, notes)
     return VerdictReport(Verdict.STARTING, notes)
