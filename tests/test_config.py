@@ -34,11 +34,10 @@ theme = "nord"
 default_profile = "big"
 notify = "never"
 data_dir = "data"
-history_dir = "/var/lib/bringup"
 
 [keys]
 quit = "q,ctrl+q"
-"bench.start" = "b"
+"bench" = "B"
 
 [profiles.big]
 engine = "vllm"
@@ -93,8 +92,7 @@ def test_every_field_parses() -> None:
     config = parse(FULL)
     assert (config.theme, config.default_profile, config.notify) == ("nord", "big", "never")
     assert config.data_dir == Path("/etc/bringup/data")
-    assert config.history_dir == Path("/var/lib/bringup")
-    assert dict(config.keys) == {"quit": "q,ctrl+q", "bench.start": "b"}
+    assert dict(config.keys) == {"quit": "q,ctrl+q", "bench": "B"}
     big = config.profile()
     assert big.engine == "vllm"
     assert big.targets == (
@@ -320,7 +318,8 @@ def test_deep_nesting_is_a_config_error() -> None:
 
 
 def _uncommented(text: str) -> str:
-    return re.sub(r"(?m)^# (\[|[A-Za-z_]+ = )", r"\1", text)
+    """Every ``# key = value`` line of the example without its ``# `` (not ``# e.g.`` ones)."""
+    return re.sub(r"(?m)^# (\[|[A-Za-z_][A-Za-z0-9_-]* = )", r"\1", text)
 
 
 def test_init_writes_an_example_that_loads(tmp_path: Path) -> None:
@@ -337,15 +336,23 @@ def test_init_writes_an_example_that_loads(tmp_path: Path) -> None:
 
 
 def test_example_defaults_are_the_real_defaults() -> None:
-    commented = parse(example_text()).profile()
-    uncommented = parse(_uncommented(example_text())).profile()
-    assert uncommented.bench == BenchConfig(endpoint="generate")
-    assert commented.bench == BenchConfig()
-    assert (uncommented.stall, uncommented.expected_startup) == (commented.stall, 600.0)
-    assert uncommented.launch.grace_period == commented.launch.grace_period
-    assert uncommented.port_for() == commented.port_for()
-    assert (uncommented.host_key_policy, uncommented.read_only) == ("strict", False)
-    assert uncommented.nvidia_smi == commented.nvidia_smi == ("nvidia-smi",)
+    from dataclasses import replace
+
+    from tui.config.binding_ids import BINDING_DEFAULTS
+
+    example = example_text()
+    commented, uncommented = parse(example), parse(_uncommented(example))
+    assert _uncommented(example) != example
+    assert "# history_dir" not in example
+    assert commented.keys == {}
+    assert len(uncommented.keys) >= 8
+    assert {key: BINDING_DEFAULTS[key] for key in uncommented.keys} == dict(uncommented.keys)
+    assert uncommented.keys["launch"] == "L"
+    assert replace(uncommented, keys=commented.keys) == commented
+    profile = commented.profile()
+    assert profile.bench == BenchConfig()
+    assert profile.stall == StallConfig()
+    assert replace(profile.launch, command=(), model=None, tp=None) == LaunchConfig()
 
 
 def test_documentation_covers_every_field_and_its_example_loads() -> None:

@@ -105,3 +105,14 @@ def test_exit_statuses_read_like_a_shell() -> None:
     assert describe_status(143) == "exited 143 (SIGTERM)"
     assert describe_status(None) == "exit status unknown"
     assert describe_status(250) == "exited 250"
+
+
+def test_a_leader_pid_held_by_a_later_process_is_a_strangers_group() -> None:
+    text = "boot b\nrun r\nidentity 4242 1000 b\nmember 4242 5000 S sleep\nmember 4250 5001 S sh\n"
+    facts = parse_facts(text)
+    assert facts.leader_reused
+    assert facts.ours() == ()
+    assert run_status("h", facts, None).state is RunState.ENDED
+    same = parse_facts(text.replace("4242 5000", "4242 1000"))
+    assert not same.leader_reused
+    assert len(same.ours()) == 2

@@ -69,8 +69,8 @@ def test_json_report_has_the_documented_shape() -> None:
 def test_text_report_is_plain_and_safe() -> None:
     text = report_text(replay_chunks([LOG.encode()], clock=fixed_clock))
     assert "outcome   FAILED (furthest stage: weight loading)" in text
-    assert "failure   oom on TP1 at line 3 during weight loading" in text
-    assert "during weight loading (out of memory)" in text
+    assert "failure   CUDA out of memory on TP1 at line 3 during weight loading" in text
+    assert "oom" not in text
     assert "                 weight loading           2026-01-01 00:00:01" in text
     assert "TP1              process start" in text
     assert "\x1b" not in text

@@ -48,3 +48,16 @@ def test_without_a_job_nothing_changes() -> None:
     assert _judge(STARTING, None).verdict is Verdict.STARTING
     running = ScheduledJob("12", JobPhase.RUNNING, "RUNNING", "job 12 RUNNING on gpu1")
     assert _judge(STARTING, running).verdict is Verdict.STARTING
+
+
+def test_a_failure_in_the_log_before_the_job_was_cancelled_stays_failed() -> None:
+    """A launcher's cleanup often cancels the job after a rank died: the log's failure is the
+    verdict, with the job's end beside it, not a quiet STOPPED."""
+    failed = STARTING + (
+        sglang_lines("Scheduler hit an exception: Traceback (most recent call last):", rank="TP1")
+        + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1 GiB\n"
+    )
+    judgement = _judge(failed, CANCELLED)
+    assert judgement.verdict is Verdict.FAILED
+    assert "CUDA out of memory" in judgement.reason
+    assert judgement.reason.endswith(CANCELLED.summary)

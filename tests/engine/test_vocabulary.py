@@ -19,5 +19,7 @@ def test_no_two_failure_kinds_read_the_same() -> None:
 
 
 def test_labels_are_words_not_codes() -> None:
-    assert FailureKind.OOM.label == "out of memory"
+    assert FailureKind.OOM.label == "CUDA out of memory"
+    assert FailureKind.NCCL.label == "NCCL error"
+    assert FailureKind.TRACEBACK_OTHER.label == "other exception"
     assert FailureKind.OOM.value == "oom"

@@ -50,12 +50,17 @@ class Collected:
     markers: list[StreamMarker] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     offsets_ok: bool = True
+    order: list[str] = field(default_factory=list)
+    """``bytes``, ``gap`` and marker kinds in the order they came (runs of bytes as one)."""
 
     def __repr__(self) -> str:
         sizes = [len(s) for s in self.segments]
         return f"Collected(sizes={sizes}, markers={self.markers}, gaps={self.gaps})"
 
     def add(self, item: TailItem) -> None:
+        name = "bytes" if isinstance(item, Chunk) else "gap" if isinstance(item, Gap) else item.kind
+        if not self.order or name != "bytes" or self.order[-1] != "bytes":
+            self.order.append(name)
         if isinstance(item, Chunk):
             if item.offset != len(self.segments[-1]):
                 self.offsets_ok = False

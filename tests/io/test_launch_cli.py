@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,6 +76,31 @@ def test_launch_refuse_kill_and_restart(config: Path, capsys: pytest.CaptureFixt
     assert live_group_members(second["pgid"]) == []
     assert main(["kill", "--config", str(config)]) == 0
     assert "already stopped" in capsys.readouterr().out
+
+
+def test_a_run_whose_pid_went_to_a_stranger_ends_and_a_new_launch_starts(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["launch", "--config", str(config)]) == 0
+    first = current(config)
+    pid_file = config.parent / "logs" / ".bringup" / f"{first['run_id']}.pid"
+    _pid, start, boot = pid_file.read_text().split()
+    kill_group(int(_pid))  # the run dies without writing its exit status
+    stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        pid_file.write_text(f"{stranger.pid} {start} {boot}\n")
+        capsys.readouterr()
+        assert main(["kill", "--config", str(config)]) == 0
+        out = capsys.readouterr().out
+        assert "nothing left to stop" in out
+        assert f"process id {stranger.pid} now belongs to another process" in out
+        assert stranger.poll() is None
+        assert main(["launch", "--config", str(config)]) == 0
+        assert "started run sleepy-" in capsys.readouterr().out
+        assert current(config)["previous_run"] == first["run_id"]
+    finally:
+        stranger.kill()
+        stranger.wait()
 
 
 def test_read_only_and_invalid_profiles_are_refused(

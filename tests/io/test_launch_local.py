@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,6 +107,7 @@ async def test_a_crash_is_failed_with_its_exit_status_and_kill_is_harmless(
 
 
 async def test_a_reused_pid_is_never_signalled(tmp_path: Path, groups: list[int]) -> None:
+    """A pid file whose leader start time is not the live leader's names a stranger's group."""
     launcher = local_launcher(tmp_path, SLEEPERS)
     result = await launcher.launch()
     pgid = started_group(result, groups)
@@ -114,12 +116,66 @@ async def test_a_reused_pid_is_never_signalled(tmp_path: Path, groups: list[int]
     pid, start, boot = original.split()
     await asyncio.to_thread(pid_file.write_text, f"{pid} {int(start) - 1} {boot}\n")
     (kill,) = await launcher.kill()
-    assert kill.outcome is KillOutcome.REFUSED
-    assert "start time differs" in kill.message
+    assert kill.outcome is KillOutcome.ALREADY_ENDED
+    assert "now belongs to another process" in kill.message
+    assert "nothing left to stop" in kill.message
     assert live_group_members(pgid) != []
-    await asyncio.to_thread(pid_file.write_text, original)
-    (kill,) = await launcher.kill()
-    assert kill.outcome is KillOutcome.STOPPED
+
+
+def stranger() -> subprocess.Popen[bytes]:
+    """An unrelated process that leads its own group, as a reused pid would."""
+    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+
+async def test_a_run_whose_pid_went_to_a_stranger_is_closed_and_a_new_launch_starts(
+    tmp_path: Path, groups: list[int]
+) -> None:
+    launcher = local_launcher(tmp_path, SLEEPERS)
+    first = await launcher.launch()
+    pgid = started_group(first, groups)
+    run_id = first.started[0].plan.run_id
+    pid_file = Path(first.started[0].plan.paths.pid_file)
+    _pid, start, boot = (await asyncio.to_thread(pid_file.read_text)).split()
+    kill_group(pgid)  # the run dies without writing its exit status
+    other = stranger()
+    try:
+        await asyncio.to_thread(pid_file.write_text, f"{other.pid} {start} {boot}\n")
+        (status,) = await launcher.status()
+        assert status.state is RunState.ENDED
+        again = await launcher.launch()
+        started_group(again, groups)
+        assert again.refusals == ()
+        assert not again.forced
+        ended = record(tmp_path, run_id)
+        assert ended["how_ended"] == "vanished"
+        assert ended["ended_at"]
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+async def test_kill_leaves_a_stranger_holding_the_pid_alone(
+    tmp_path: Path, groups: list[int]
+) -> None:
+    launcher = local_launcher(tmp_path, SLEEPERS)
+    first = await launcher.launch()
+    pgid = started_group(first, groups)
+    pid_file = Path(first.started[0].plan.paths.pid_file)
+    _pid, start, boot = (await asyncio.to_thread(pid_file.read_text)).split()
+    kill_group(pgid)
+    other = stranger()
+    try:
+        await asyncio.to_thread(pid_file.write_text, f"{other.pid} {start} {boot}\n")
+        (kill,) = await launcher.kill()
+        assert kill.outcome is KillOutcome.ALREADY_ENDED
+        assert kill.ok
+        assert "nothing left to stop" in kill.message
+        assert record(tmp_path, first.started[0].plan.run_id)["how_ended"] == "vanished"
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
 
 
 async def test_launch_is_refused_while_the_previous_run_lives(

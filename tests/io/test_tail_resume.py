@@ -15,6 +15,12 @@ from tui.io.transport.link_events import MarkerKind
 from tui.io.transport.ssh import SshTransport, connect
 from tui.io.transport.transport import LinkLost
 
+
+def real(path: Path) -> str:
+    """``path`` with every symbolic link resolved, as the host's ``readlink -f`` prints it."""
+    return os.path.realpath(path)
+
+
 FAST = TailOptions(probe_interval=0.3, wait_interval=0.1)
 A = b"[2025-01-01 00:00:00 TP0] before the link dropped\n" * 20
 B = b"[2025-01-01 00:05:00 TP0] the new file\n" * 3
@@ -55,6 +61,7 @@ async def test_an_unchanged_file_is_resumed_at_the_offset(
         handle.write(B)
     await follow_once(ssh_server, log_tail, got, lambda: got.current == A + B)
     assert got.kinds == [MarkerKind.RESUMED]
+    assert got.gaps == []
     assert got.markers[0].detail == f"resumed at byte {len(A)}"
     assert got.offsets_ok
 
@@ -74,6 +81,7 @@ async def test_a_rotation_while_disconnected_recovers_the_unread_bytes(
     assert [bytes(s) for s in got.segments] == [A + b"written while we were away\n", B]
     assert got.kinds == [MarkerKind.ROTATED]
     assert "27 unread bytes were read" in got.markers[0].detail
+    assert got.gaps == []
 
 
 async def test_a_truncation_while_disconnected_starts_over(
@@ -83,9 +91,14 @@ async def test_a_truncation_while_disconnected_starts_over(
     log.write_bytes(A)
     log_tail, got = LogTail(str(log), options=FAST), Collected()
     await follow_once(ssh_server, log_tail, got, lambda: got.current == A)
+    with log.open("ab") as handle:
+        handle.write(b"[2025-01-01 00:04:00 TP0] written while the link was down\n" * 50)
     log.write_bytes(B)
     await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, B))
     assert got.kinds == [MarkerKind.TRUNCATED]
+    assert [gap.size for gap in got.gaps] == [None]
+    assert f"after byte {len(A)} while the link was down" in got.gaps[0].reason
+    assert got.order == ["bytes", "gap", MarkerKind.TRUNCATED, "bytes"]
 
 
 async def test_a_rewrite_while_disconnected_is_detected_by_its_first_bytes(
@@ -98,6 +111,8 @@ async def test_a_rewrite_while_disconnected_is_detected_by_its_first_bytes(
     log.write_bytes(A)
     await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, A))
     assert got.kinds == [MarkerKind.REWRITTEN]
+    assert [gap.size for gap in got.gaps] == [None]
+    assert got.order == ["bytes", "gap", MarkerKind.REWRITTEN, "bytes"]
 
 
 async def test_a_start_offset_skips_what_was_already_read(
@@ -110,3 +125,27 @@ async def test_a_start_offset_skips_what_was_already_read(
     await follow_once(ssh_server, log_tail, got, lambda: got.current == A + B)
     assert got.markers == []
     assert got.offsets_ok
+
+
+async def test_a_log_symlink_switched_while_disconnected_is_named(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    first, second, log = tmp_path / "run-1.log", tmp_path / "run-2.log", tmp_path / "server.log"
+    first.write_bytes(A)
+    log.symlink_to(first.name)
+    log_tail, got = LogTail(str(log), options=FAST), Collected()
+    await follow_once(ssh_server, log_tail, got, lambda: got.current == A)
+    with first.open("ab") as handle:
+        handle.write(b"written to the old target while we were away\n")
+    second.write_bytes(B)
+    fresh = tmp_path / "server.log.new"
+    fresh.symlink_to(second.name)
+    os.replace(fresh, log)
+    await follow_once(ssh_server, log_tail, got, lambda: second_file_is(got, B))
+    assert [bytes(s) for s in got.segments] == [
+        A + b"written to the old target while we were away\n",
+        B,
+    ]
+    assert got.kinds == [MarkerKind.RELINKED]
+    assert f"now points to {real(second)}" in got.markers[0].detail
+    assert got.gaps == []

@@ -150,7 +150,7 @@ def test_the_command_follows_a_local_log_in_plain_text(tmp_path: Path) -> None:
 
 def test_a_failure_line_names_the_kind_by_its_code_and_in_words() -> None:
     failure = FailureDetected(7, "TP0", None, FailureKind.OOM, "torch.OutOfMemoryError: boom")
-    assert describe(failure) == "FAILURE oom (out of memory): torch.OutOfMemoryError: boom"
+    assert describe(failure) == "FAILURE oom (CUDA out of memory): torch.OutOfMemoryError: boom"
 
 
 @pytest.mark.parametrize(

@@ -12,13 +12,14 @@ from textual.message import Message
 from tests.ui.fakes import FakeClock, FakeLink
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.feed.ingest import Ingest
-from tui.app.feed.session_source import SessionSource
+from tui.app.feed.session_source import SessionSource, stream_item
 from tui.app.feed.stream_items import ChunkReceived, StreamEnded, StreamItem, StreamMarked
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_state import MonitorState
 from tui.app.monitor.view_model import Target
 from tui.engine.logs.log_line import LogLine
 from tui.io.transport.host_session import HostSession, LocalConnector
+from tui.io.transport.link_events import Gap, MarkerKind, StreamMarker
 
 
 class RecordingLink(FakeLink):
@@ -172,3 +173,16 @@ async def test_the_app_hands_its_source_the_ingest_queue() -> None:
         await asyncio.wait_for(app.ingest.settled(), 5)
         assert link.fed == [b"[ts TP0] one\n", b"[ts TP1] two\n"]
         assert app.state.log.total == 2
+
+
+def test_a_gap_of_unknown_size_and_a_relinked_log_are_shown_as_markers() -> None:
+    gap = stream_item(Gap(None, "bytes written after byte 10 while the link was down"))
+    assert gap == StreamMarked(
+        "gap",
+        "an unknown number of bytes could not be read "
+        "(bytes written after byte 10 while the link was down)",
+    )
+    relinked = stream_item(StreamMarker(MarkerKind.RELINKED, "log symlink x now points to y"))
+    assert isinstance(relinked, StreamMarked)
+    assert relinked.text == "relinked: log symlink x now points to y"
+    assert relinked.new_file

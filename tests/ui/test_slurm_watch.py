@@ -30,6 +30,7 @@ from tui.cli import main
 from tui.commands.watch import _launcher, watch_plan
 from tui.config import BenchConfig, load_config
 from tui.engine.judge.health import HealthState
+from tui.engine.judge.stall import StallPolicy
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_setup import BenchOptions
 from tui.io.slurm.slurm_follow import SlurmFollower
@@ -44,11 +45,11 @@ def slurm_env(slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch) -> S
     return slurm_cluster
 
 
-def _config(tmp_path: Path, *sim: str, nodes: int = 2) -> Path:
+def _config(tmp_path: Path, *sim: str, nodes: int = 2, slurm: str = "") -> Path:
     port = free_port()
     return slurm_config(
         tmp_path / "config.toml", tmp_path / "logs", sim_command(port, *sim), nodes=nodes,
-        port=port, extra='expected_startup = "6s"\n',
+        port=port, extra='expected_startup = "6s"\n', slurm=slurm,
     )  # fmt: skip
 
 
@@ -70,7 +71,9 @@ def _args(config: Path, *extra: str) -> argparse.Namespace:
     return parser.parse_args(["watch", "--config", str(config), *extra])
 
 
-async def _app(config: Path, *extra: str) -> tuple[MonitorApp, HostSession]:
+async def _app(
+    config: Path, *extra: str, stall: StallPolicy | None = None
+) -> tuple[MonitorApp, HostSession]:
     """The app ``bringup watch`` builds for the profile's job (or ``--slurm-job``)."""
     plan = watch_plan(_args(config, *extra), load_config(config))
     assert plan.slurm is not None
@@ -80,18 +83,23 @@ async def _app(config: Path, *extra: str) -> tuple[MonitorApp, HostSession]:
         session, target.job_id, target.log_dir, target.profile, target.nodes
     )
     quick = BenchOptions(BenchConfig(num_prompts=2, input_len=16, output_len=8, concurrency=(1,)))
-    settings = WatchSettings(Target("big", "local"), "", port=plan.profile.port, bench=quick)
+    settings = WatchSettings(
+        Target("big", "local"), "", port=plan.profile.port, bench=quick,
+        expected_seconds=plan.profile.expected_startup, stall=stall or StallPolicy(),
+    )  # fmt: skip
     launcher = _launcher(plan.profile)
     app = build_job_app(session, follower, follower.node_count, settings, launcher=launcher)
     app.launch_actions.poll_seconds = 0.5
     return app, session
 
 
-async def _until(pilot: Pilot[int], app: MonitorApp, ready: Callable[[], bool]) -> None:
+async def _until(
+    pilot: Pilot[int], app: MonitorApp, ready: Callable[[], bool], timeout: float = 90
+) -> None:
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 90
+    deadline = loop.time() + timeout
     while not ready():
-        assert loop.time() < deadline, app.last_view
+        assert loop.time() < deadline, (_verdict(app), app.last_view and app.last_view.reason)
         await pilot.pause(0.2)
 
 
@@ -241,4 +249,33 @@ async def test_a_job_cancelled_outside_bringup_shows_its_end(
     assert len(resubmitted) == 1
     assert await _bringup("kill", "--config", str(config)) == 0
     assert slurm_env.job_ids() == []
+    assert processes_of(tmp_path / "logs") == []
+
+
+async def test_a_hung_rank_is_stalled_and_the_time_limit_ends_the_job_as_failed(
+    slurm_env: SlurmCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Node 1's rank hangs in weight loading: the app says STALLED and names it; when Slurm
+    ends the job at its one-minute limit the verdict is FAILED with Slurm's TIMEOUT, the
+    blamed rank's last line, and L/K/R no longer offer a kill."""
+    config = _config(tmp_path, "--scenario", "node-hang", "--fail-rank", "1", slurm='time = "1"\n')
+    job_id = await _launch(config, capsys)
+    app, session = await _app(config, stall=StallPolicy(factor=1.0, floor=2.0))
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await _until(pilot, app, lambda: _verdict(app) is Verdict.STALLED)
+            view = app.last_view
+            assert view is not None
+            assert "weight loading" in view.reason, view.reason
+            await _until(pilot, app, lambda: _ended(app), timeout=180)
+            view = app.last_view
+            assert view is not None
+            assert view.job is not None
+            assert view.verdict is Verdict.FAILED, view.reason
+            assert view.reason.startswith(f"job {job_id} TIMEOUT"), view.reason
+            assert "last line of node" in view.reason
+            assert f"job {job_id} TIMEOUT" in timer_line(view, 160).plain
+    finally:
+        await session.close()
+    assert job_id not in slurm_env.job_ids()
     assert processes_of(tmp_path / "logs") == []

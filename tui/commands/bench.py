@@ -23,6 +23,7 @@ from typing import Any
 
 from tui.commands.bench_progress import progress_for
 from tui.commands.bench_table import BenchHeader, render_table
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import BenchConfig, ConfigError, Profile, load_config
 from tui.data.prompts import PromptFileError
 from tui.engine.bench.level_fields import level_fields
@@ -130,6 +131,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add("--save-detailed", action="store_true", help="add per-request arrays to --save-result")
     add("--json", action="store_true", help="print JSON instead of a table")
     add("--no-save", action="store_true", help="do not keep the results in the run history")
+    add_ssh_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -158,7 +160,7 @@ def _settings(args: argparse.Namespace, bench: BenchConfig) -> BenchConfig:
 def _profile(args: argparse.Namespace) -> Profile | None:
     if args.profile is None and args.config is None:
         return None
-    return load_config(args.config).profile(args.profile)
+    return with_ssh_flags(args, load_config(args.config).profile(args.profile))
 
 
 @contextlib.asynccontextmanager

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO
 
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import ConfigError, Profile, load_config
 from tui.engine.launch.launch_plan import PlanError
 from tui.engine.logs.sanitize import sanitize_line
@@ -49,6 +50,7 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="configuration file (default: $BRINGUP_CONFIG or the XDG file)",
     )
+    add_ssh_arguments(parser)
 
 
 def say(line: str, stream: TextIO | None = None) -> None:
@@ -58,7 +60,7 @@ def say(line: str, stream: TextIO | None = None) -> None:
 
 def _profile(args: argparse.Namespace, action: str) -> tuple[str, Profile | None]:
     config = load_config(args.config)
-    profile = config.profile(args.profile)
+    profile = with_ssh_flags(args, config.profile(args.profile))
     where = f"{config.path or 'configuration'}: profiles.{profile.name}"
     if profile.read_only:
         say(f"refused: profile {profile.name!r} is read-only: {action} is switched off", sys.stderr)

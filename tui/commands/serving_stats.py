@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import ConfigError, Profile, load_config
 from tui.engine.metrics.figure_text import figures_line
 from tui.engine.timing.durations import DurationError, parse_duration
@@ -28,7 +29,7 @@ from tui.io.metrics.metrics_scrape import (
     ScrapeOptions,
 )
 from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
-from tui.io.transport.ssh import SshTarget, parse_host_spec
+from tui.io.transport.profile_target import spec_target
 
 DESCRIPTION = (
     "Print the engine's serving figures from its /metrics (tokens/s, running and queued "
@@ -56,12 +57,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add("--interval", type=_interval, help="time between scrapes (default: the profile's, 2s)")
     add("--json", action="store_true", help="print one JSON object per scrape")
     add("--count", type=int, help="stop after this many scrapes")
+    add_ssh_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        profile = None if args.url else load_config(args.config).profile(args.profile)
+        loaded = None if args.url else load_config(args.config).profile(args.profile)
+        profile = None if loaded is None else with_ssh_flags(args, loaded)
     except ConfigError as exc:
         print(f"bringup stats: {exc}", file=sys.stderr)
         return 2
@@ -146,13 +149,4 @@ def _json(report: MetricsScraped | MetricsMissing) -> dict[str, Any]:
 def _session(profile: Profile) -> HostSession:
     if not profile.hosts:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(profile.hosts[0])
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=profile.ssh_config,
-        known_hosts=profile.known_hosts,
-        host_key_policy="accept-new" if profile.host_key_policy == "accept-new" else "strict",
-    )
-    return HostSession(SshConnector(target))
+    return HostSession(SshConnector(spec_target(profile, profile.hosts[0])))

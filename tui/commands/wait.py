@@ -31,7 +31,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
+from tui.config import (
+    Config,
+    ConfigError,
+    DurationError,
+    Profile,
+    SshChoices,
+    load_config,
+    parse_duration,
+)
 from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
@@ -123,11 +132,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="keep watching this long after READY before exiting 0: a failure or a stop in it "
         "exits 1, a /health blip (DEGRADED) does not (default 0.5s)",
     )
-    parser.add_argument("--ssh-config", type=Path, metavar="PATH", help="ssh client config")
-    parser.add_argument("--known-hosts", type=Path, metavar="PATH", help="known_hosts file")
-    parser.add_argument(
-        "--accept-new", action="store_true", help="record an unknown host key on first use"
-    )
+    add_ssh_arguments(parser)
     parser.add_argument(
         "--fail-on-stall", action="store_true", help="exit 1 as soon as a rank is STALLED"
     )
@@ -180,6 +185,8 @@ class WaitPlan:
     ssh_config: Path | None = None
     known_hosts: Path | None = None
     host_key_policy: str = "strict"
+    """The profile's policy, for hosts whose ssh config has no ``StrictHostKeyChecking``."""
+    ssh_choices: SshChoices = field(default_factory=SshChoices)
     fail_on_stall: bool = False
     profile: str | None = None
     expected_startup: float = DEFAULT_STARTUP
@@ -223,13 +230,14 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
     except DurationError as error:
         raise ValueError(f"--timeout: {error}") from None
     settle = _settle(args)
-    policy = "accept-new" if args.accept_new else profile.host_key_policy
+    profile = with_ssh_flags(args, profile)
     stall = _stall_policy(args, profile)
     return WaitPlan(
         host, log, port, engine, timeout, args.json,
-        ssh_config=args.ssh_config or profile.ssh_config,
-        known_hosts=args.known_hosts or profile.known_hosts,
-        host_key_policy=policy,
+        ssh_config=profile.ssh_config,
+        known_hosts=profile.known_hosts,
+        host_key_policy=profile.host_key_policy,
+        ssh_choices=profile.ssh_choices,
         fail_on_stall=getattr(args, "fail_on_stall", False),
         profile=None if ad_hoc else profile.name,
         expected_startup=profile.expected_startup,

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import Ending, WaitEnding, WaitPlan, exit_code
 from tui.commands.wait_output import JsonReport, PlainReport
+from tui.config import Profile
 from tui.engine.judge.degraded import ServingMemory
 from tui.engine.judge.health import HealthState
 from tui.engine.judge.judge import Judgement, Signals, VerdictChanged, judge
@@ -35,10 +36,10 @@ from tui.io.health.health_poll import HealthChanged, HealthOptions, HealthPoller
 from tui.io.store.history_store import StartupHistory
 from tui.io.store.run_store import database_file
 from tui.io.transport.deadline import within
-from tui.io.transport.host_keys import check_policy
 from tui.io.transport.host_session import HostSession, LocalConnector, SessionClosed, SshConnector
 from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, StreamMarker
-from tui.io.transport.ssh import ConnectError, SshTarget, parse_host_spec
+from tui.io.transport.profile_target import spec_target
+from tui.io.transport.ssh import ConnectError
 
 STALL_CHECK_SECONDS = 0.5
 Decision = tuple[Ending, str]
@@ -58,16 +59,13 @@ def session_for(plan: WaitPlan, spec: str | None) -> HostSession:
     """A session to ``spec`` (this machine when None) with the plan's SSH settings."""
     if spec is None:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(spec)
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=plan.ssh_config,
+    settings = Profile(
+        host_key_policy=plan.host_key_policy,
+        ssh_config=plan.ssh_config,
         known_hosts=plan.known_hosts,
-        host_key_policy=check_policy(plan.host_key_policy),
+        ssh_choices=plan.ssh_choices,
     )
-    return HostSession(SshConnector(target))
+    return HostSession(SshConnector(spec_target(settings, spec)))
 
 
 class Watcher:

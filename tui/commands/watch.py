@@ -16,18 +16,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui.commands.wait import SlurmTarget
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
+from tui.commands.wait import EXIT_UNREACHABLE, SlurmTarget
 from tui.commands.wait_slurm import slurm_target
 from tui.commands.watch_cluster import cluster_nodes, watch_cluster
 from tui.config import Config, ConfigError, Profile, load_config
 from tui.engine.judge.stall import StallPolicy
-from tui.engine.logs.sanitize import sanitize_line
+from tui.engine.logs.sanitize import sanitize_line, sanitize_text
 from tui.engine.servers import registry
 from tui.io.launch.launch_profile import latest_log
 
 if TYPE_CHECKING:
     from tui.app.launch.launch_actions import LauncherOpener
     from tui.io.transport.host_session import HostSession
+    from tui.io.transport.ssh import ConnectError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,6 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--slurm-job", metavar="ID", help="follow this Slurm job (see docs/cluster.md)"
     )
     parser.add_argument("--login", metavar="HOST", help="login host for Slurm's commands")
+    add_ssh_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -82,7 +85,8 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
     """Combine the command line with the profile; ``ValueError`` names what is missing."""
     ad_hoc = args.local or args.host is not None
     attach = getattr(args, "slurm_job", None) is not None
-    profile = Profile() if ad_hoc and args.profile is None else config.profile(args.profile)
+    named = Profile() if ad_hoc and args.profile is None else config.profile(args.profile)
+    profile = with_ssh_flags(args, named, screen=True)
     engine = args.engine or profile.engine
     slurm = slurm_target(args, profile)
     if slurm is not None:
@@ -112,6 +116,8 @@ async def _watch(plan: WatchPlan) -> int:
     from tui.io.bench.bench_setup import BenchOptions
     from tui.io.bench.bench_workload import api_key_of
     from tui.io.gpu.gpu_telemetry import TelemetrySettings
+    from tui.io.transport.host_session import login_before_screen
+    from tui.io.transport.ssh import ConnectError
 
     profile = plan.profile
     settings = WatchSettings(
@@ -144,30 +150,33 @@ async def _watch(plan: WatchPlan) -> int:
     if nodes:
         return await watch_cluster(plan, settings, nodes, _launcher(profile), _session)
     session = _session(plan)
-    app = build_app(session, settings, launcher=_launcher(profile))
     try:
+        await login_before_screen([session])
+        app = build_app(session, settings, launcher=_launcher(profile))
         return await run_app(app)
+    except ConnectError as error:
+        return refused(error)
     finally:
         await session.close()
 
 
+def refused(error: ConnectError) -> int:
+    """Say why the login before the screen failed; the "unreachable or refused" status."""
+    print(f"error: {sanitize_line(error.message)}", file=sys.stderr)
+    if error.hint:
+        print(sanitize_text(error.hint), file=sys.stderr)
+    return EXIT_UNREACHABLE
+
+
 def _session(plan: WatchPlan) -> HostSession:
     from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
-    from tui.io.transport.ssh import SshTarget, parse_host_spec
+    from tui.io.transport.profile_target import spec_target
+    from tui.io.transport.ssh_prompts import terminal_present
 
     if plan.host is None:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(plan.host)
-    profile = plan.profile
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=profile.ssh_config,
-        known_hosts=profile.known_hosts,
-        host_key_policy="accept-new" if profile.host_key_policy == "accept-new" else "strict",
-    )
-    return HostSession(SshConnector(target))
+    target = spec_target(plan.profile, plan.host)
+    return HostSession(SshConnector(replace(target, prompts=terminal_present())))
 
 
 def _launcher(profile: Profile) -> LauncherOpener | None:

@@ -1,8 +1,9 @@
 """User configuration: ``config.toml`` loaded into frozen dataclasses.
 
 ``load_config()`` reads ``--config``, ``$BRINGUP_CONFIG`` or the XDG config folder and returns a
-``Config``; ``Config.profile(name)`` picks a ``Profile``. Every problem raises ``ConfigError``
-whose message is ``"{file}:{line}: {dotted.key}: {problem}"``. The package imports no UI
+``Config``; ``Config.profile(name)`` picks a ``Profile``. The whole file is checked first, then
+every problem is raised at once as ``ConfigErrors`` (a ``ConfigError``), one
+``"{file}:{line}: {dotted.key}: {problem}"`` per line. The package imports no UI
 library, so headless commands can use it.
 """
 
@@ -18,8 +19,8 @@ from tui.config.config_model import (
     ServingConfig,
     StallConfig,
 )
-from tui.config.config_text import ConfigError
-from tui.config.ssh_targets import SshAddress, parse_ssh_target
+from tui.config.config_text import ConfigError, ConfigErrors
+from tui.config.ssh_targets import SshAddress, SshChoices, parse_ssh_target
 from tui.engine.timing.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
@@ -27,11 +28,13 @@ __all__ = [
     "BenchConfig",
     "Config",
     "ConfigError",
+    "ConfigErrors",
     "DurationError",
     "LaunchConfig",
     "Profile",
     "ServingConfig",
     "SshAddress",
+    "SshChoices",
     "StallConfig",
     "config_path",
     "default_config_path",

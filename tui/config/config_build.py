@@ -1,4 +1,8 @@
-"""Builds the configuration dataclasses from parsed TOML, validating every value."""
+"""Builds the configuration dataclasses from parsed TOML, validating every value.
+
+Every problem is reported to the file's ``Source`` and checking goes on with the default in its
+place, so one run names every mistake; ``build_config`` raises them together at the end.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 
+from tui.config.binding_ids import BINDING_DEFAULTS
 from tui.config.config_model import (
     BENCH_MODES,
     ENDPOINTS,
@@ -26,7 +31,7 @@ from tui.config.config_model import (
 from tui.config.config_slurm import SCHEDULERS, build_slurm
 from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
-from tui.config.table_reader import Table
+from tui.config.table_reader import Table, did_you_mean
 from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.alarms import AlarmThresholds
@@ -34,9 +39,12 @@ from tui.engine.servers import registry
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BINDING_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _KEY_SPEC = re.compile(r"[^\s,]+(?:,[^\s,]+)*")
 _BIG = 1 << 31
+REMOVED_KEYS = {
+    "history_dir": "no longer read: run history and benchmark results are one file in data_dir",
+}
+"""Top-level keys that older versions documented, with what to do instead."""
 
 
 def _template(table: Table, key: str, value: str, allowed: frozenset[str], *index: int) -> str:
@@ -60,26 +68,34 @@ def build_config(root: Table, base: Path) -> Config:
         default_profile=root.text("default_profile", None),
         keys=_keys(root.table("keys")),
         notify=root.choice("notify", NOTIFY_MODES, "auto"),
-        history_dir=root.path_value("history_dir", base),
         data_dir=root.path_value("data_dir", base),
         profiles=_profiles(root.table("profiles"), base),
     )
+    for key, advice in REMOVED_KEYS.items():
+        if root.has(key):
+            root.report(root.error(key, advice))
     root.finish()
     if config.default_profile is not None and config.default_profile not in config.profiles:
         known = ", ".join(sorted(config.profiles)) or "none configured"
-        raise root.error("default_profile", f"no such profile (available profiles: {known})")
+        problem = f"no such profile{did_you_mean(config.default_profile, config.profiles)}"
+        root.report(root.error("default_profile", f"{problem} (available profiles: {known})"))
+    root.source.raise_errors()
     return config
 
 
 def _keys(table: Table) -> MappingProxyType[str, str]:
+    """``[keys]``: binding id to key names; an id that no binding has is an error."""
     keys: dict[str, str] = {}
     for binding in table.names():
-        if not _BINDING_ID.fullmatch(binding):
-            raise table.error(binding, "not a binding id (letters, digits, '_', '.', '-')")
-        value = table.text(binding, "")
-        if not _KEY_SPEC.fullmatch(value):
-            raise table.error(binding, "expected key names separated by commas, like 'r,ctrl+r'")
-        keys[binding] = value
+        value = table.text(binding, None)
+        if binding not in BINDING_DEFAULTS:
+            hint = did_you_mean(binding, BINDING_DEFAULTS) or " (see the help screen, '?')"
+            table.report(table.error(binding, f"no binding has this id{hint}"))
+        elif value is not None and not _KEY_SPEC.fullmatch(value):
+            problem = "expected key names separated by commas, like 'r,ctrl+r'"
+            table.report(table.error(binding, problem))
+        elif value is not None:
+            keys[binding] = value
     return MappingProxyType(keys)
 
 
@@ -87,7 +103,10 @@ def _profiles(table: Table, base: Path) -> MappingProxyType[str, Profile]:
     profiles: dict[str, Profile] = {}
     for name in table.names():
         if not _PROFILE_NAME.fullmatch(name):
-            raise table.error(name, "profile names use letters, digits, '_', '.', '-' (max 64)")
+            problem = "profile names use letters, digits, '_', '.', '-' (max 64)"
+            table.report(table.error(name, problem))
+            table.has(name)
+            continue
         profiles[name] = _profile(name, table.table(name), base)
     return MappingProxyType(profiles)
 
@@ -96,9 +115,9 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
     profile = Profile(
         name=name,
         engine=table.choice("engine", registry.choices(), registry.AUTO),
-        hosts=_hosts(table),
-        log=_optional_template(table, "log", LOG_PLACEHOLDERS),
-        logs=_logs(table),
+        hosts=table.guard((), _hosts, table),
+        log=table.guard(None, _optional_template, table, "log", LOG_PLACEHOLDERS),
+        logs=table.guard((), _logs, table),
         log_dir=table.text("log_dir", None),
         port=table.integer("port", None, 1, 65535),
         host_key_policy=table.choice("host_key_policy", HOST_KEY_POLICIES, "strict"),
@@ -106,7 +125,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         known_hosts=table.path_value("known_hosts", base),
         expected_startup=table.duration("expected_startup", 600.0, positive=True),
         read_only=table.flag("read_only", False),
-        nvidia_smi=_nvidia_smi(table),
+        nvidia_smi=table.guard(("nvidia-smi",), _nvidia_smi, table),
         launch=_launch(table.table("launch")),
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
@@ -130,7 +149,7 @@ def _optional_template(table: Table, key: str, allowed: frozenset[str]) -> str |
 
 def _logs(table: Table) -> tuple[str, ...]:
     """``logs``: one log path per host (node 0 first), instead of ``log``."""
-    if "logs" not in table.data:
+    if not table.has("logs"):
         return ()
     if "log" in table.data:
         raise table.error("logs", "give either 'log' or 'logs', not both")
@@ -152,10 +171,11 @@ def _logs(table: Table) -> tuple[str, ...]:
 
 
 def _hosts(table: Table) -> tuple[str, ...]:
-    if "host" in table.data and "hosts" in table.data:
+    if table.has("host") and table.has("hosts"):
         raise table.error("host", "give either 'host' or 'hosts', not both")
     if "host" in table.data:
-        return (_target(table, "host", table.text("host", "")),)
+        host = table.text("host", None)
+        return () if host is None else (_target(table, "host", host),)
 
     def check(item: object, index: int) -> str:
         return _target(table, "hosts", table.check_text("hosts", item, index), index)
@@ -174,8 +194,8 @@ def _target(table: Table, key: str, value: str, *index: int) -> str:
 def _launch(table: Table) -> LaunchConfig:
     env = table.table("env")
     launch = LaunchConfig(
-        command=_command(table),
-        env=MappingProxyType({name: _env_value(env, name) for name in env.names()}),
+        command=table.guard((), _command, table),
+        env=MappingProxyType(_env(env)),
         cwd=table.text("cwd", None),
         conda_env=table.text("conda_env", None),
         venv=table.text("venv", None),
@@ -193,46 +213,57 @@ def _launch(table: Table) -> LaunchConfig:
     return launch
 
 
-def _env_value(env: Table, name: str) -> str:
-    if not _ENV_NAME.fullmatch(name):
-        raise env.error(name, "not an environment variable name (letters, digits, '_')")
-    return env.text(name, "")
+def _env(env: Table) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for name in env.names():
+        value = env.text(name, None)
+        if not _ENV_NAME.fullmatch(name):
+            problem = "not an environment variable name (letters, digits, '_')"
+            env.report(env.error(name, problem))
+        elif value is not None:
+            values[name] = value
+    return values
 
 
 def _command(table: Table) -> tuple[str, ...]:
     value = table.data.get("command")
+    if not table.has("command"):
+        return ()
     if isinstance(value, str):
-        text = _template(table, "command", table.text("command", ""), LAUNCH_PLACEHOLDERS)
+        text = _template(table, "command", table.check_text("command", value), LAUNCH_PLACEHOLDERS)
         try:
             parts = shlex.split(text)
         except ValueError as exc:
             raise table.error("command", f"cannot split into arguments: {exc}") from None
-    else:
+        if not parts:
+            raise table.error("command", "must not be empty")
+        return tuple(parts)
 
-        def check(item: object, index: int) -> str:
-            text = table.check_text("command", item, index)
-            return _template(table, "command", text, LAUNCH_PLACEHOLDERS, index)
+    def check(item: object, index: int) -> str:
+        text = table.check_text("command", item, index)
+        return _template(table, "command", text, LAUNCH_PLACEHOLDERS, index)
 
-        parts = table.items("command", [], check)
-    if value is not None and not parts:
+    if value == []:
         raise table.error("command", "must not be empty")
-    return tuple(parts)
+    return tuple(table.items("command", [], check))
 
 
 def _nvidia_smi(table: Table) -> tuple[str, ...]:
     """``nvidia_smi``: an argument list, or one string split like a shell would."""
     value = table.data.get("nvidia_smi")
-    if value is None:
+    if not table.has("nvidia_smi"):
         return ("nvidia-smi",)
     if isinstance(value, str):
         try:
-            parts = shlex.split(table.text("nvidia_smi", ""))
+            parts = shlex.split(table.check_text("nvidia_smi", value))
         except ValueError as exc:
             raise table.error("nvidia_smi", f"cannot split into arguments: {exc}") from None
     else:
         parts = table.items("nvidia_smi", [], partial(table.check_text, "nvidia_smi"))
-    if not parts:
+    if not value or (isinstance(value, str) and not parts):
         raise table.error("nvidia_smi", "must not be empty")
+    if not parts:
+        return ("nvidia-smi",)
     return tuple(parts)
 
 
@@ -278,9 +309,7 @@ def _rates(table: Table) -> tuple[float, ...]:
 
 def _goodput(table: Table) -> tuple[tuple[str, float], ...]:
     slo = table.table("goodput")
-    found = tuple(
-        (name, slo.number(name, 0.0, 0.0, 1e9)) for name in SLO_METRICS if name in slo.data
-    )
+    found = tuple((name, slo.number(name, 0.0, 0.0, 1e9)) for name in SLO_METRICS if slo.has(name))
     slo.finish()
     return found
 
@@ -290,9 +319,9 @@ def _concurrency(table: Table) -> tuple[int, ...]:
         return table.check_integer("concurrency", item, 1, 100_000, index)
 
     levels = table.items("concurrency", [1], check)
-    if not levels:
-        raise table.error("concurrency", "must list at least one level")
-    return tuple(levels)
+    if table.data.get("concurrency") == []:
+        table.report(table.error("concurrency", "must list at least one level"))
+    return tuple(levels or [1])
 
 
 def _prompts(table: Table, base: Path) -> Path | None:
@@ -303,7 +332,7 @@ def _prompts(table: Table, base: Path) -> Path | None:
 
 
 def _endpoint(table: Table) -> str | None:
-    if "endpoint" not in table.data:
+    if not table.has("endpoint"):
         return None
     return table.choice("endpoint", ENDPOINTS, ENDPOINTS[0])
 
@@ -321,7 +350,7 @@ def _serving(table: Table) -> ServingConfig:
     default = AlarmThresholds()
     serving = ServingConfig(
         metrics=table.flag("metrics", True),
-        interval=_interval(table),
+        interval=table.guard(2.0, _interval, table),
         alarms=AlarmThresholds(
             accept_floor=table.number("accept_floor", default.accept_floor, 0.0, 1000.0),
             accept_drop=table.number("accept_drop", default.accept_drop, 0.0, 1.0),

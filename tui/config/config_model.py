@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
-from tui.config.ssh_targets import SshAddress, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, SshChoices, parse_ssh_target
 from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
@@ -157,6 +157,8 @@ class Profile:
     """``ssh`` (started on ``hosts`` by bringup) or ``slurm`` (submitted as a job, see
     ``slurm``)."""
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
+    ssh_choices: SshChoices = field(default_factory=SshChoices)
+    """What the command line chose for SSH (never read from the file)."""
 
     @property
     def targets(self) -> tuple[SshAddress, ...]:
@@ -202,7 +204,6 @@ class Config:
     default_profile: str | None = None
     keys: Mapping[str, str] = field(default_factory=_empty)
     notify: str = "auto"
-    history_dir: Path | None = None
     data_dir: Path | None = None
     profiles: Mapping[str, Profile] = field(default_factory=lambda: MappingProxyType({}))
 

@@ -36,11 +36,11 @@ class SlurmConfig:
 
 def _arguments(table: Table, key: str) -> tuple[str, ...]:
     value = table.data.get(key)
-    if value is None:
+    if not table.has(key):
         return ()
     if isinstance(value, str):
         try:
-            return tuple(shlex.split(table.text(key, "")))
+            return tuple(shlex.split(table.check_text(key, value)))
         except ValueError as exc:
             raise table.error(key, f"cannot split into arguments: {exc}") from None
     return tuple(table.items(key, [], lambda item, index: table.check_text(key, item, index)))
@@ -60,16 +60,16 @@ def _login(table: Table) -> str | None:
 def build_slurm(table: Table) -> SlurmConfig:
     """The table's values, each checked."""
     slurm = SlurmConfig(
-        login=_login(table),
+        login=table.guard(None, _login, table),
         partition=table.text("partition", None),
         nodes=table.integer("nodes", 1, 1, 100_000),
         gpus_per_node=table.integer("gpus_per_node", None, 0, 1024),
         time=table.text("time", None),
         account=table.text("account", None),
         qos=table.text("qos", None),
-        sbatch_options=_arguments(table, "sbatch_options"),
+        sbatch_options=table.guard((), _arguments, table, "sbatch_options"),
         preamble=table.text("preamble", None),
-        container=_arguments(table, "container"),
+        container=table.guard((), _arguments, table, "container"),
     )
     table.finish()
     return slurm

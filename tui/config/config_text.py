@@ -46,6 +46,17 @@ class ConfigError(Exception):
         super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
 
 
+class ConfigErrors(ConfigError):
+    """Every problem found in one file, in the order of their lines; ``str()`` gives one per
+    line. ``file``, ``line``, ``key`` and ``problem`` are those of the first."""
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        self.errors = tuple(sorted(errors, key=lambda error: error.line))
+        first = self.errors[0]
+        super().__init__(first.file, first.line, first.key, first.problem)
+        self.args = ("\n".join(str(error) for error in self.errors),)
+
+
 def _unquote(token: str) -> str:
     if token.startswith("'"):
         return token[1:-1]
@@ -109,11 +120,23 @@ class KeyLines:
 
 
 class Source:
-    """A configuration file's name and text, for building errors that point into it."""
+    """A configuration file's name and text, for building errors that point into it, and the
+    errors found so far (the whole file is checked before any is raised)."""
 
     def __init__(self, file: Path | str, text: str) -> None:
         self.file = file
         self.lines = KeyLines(text)
+        self.errors: list[ConfigError] = []
 
     def error(self, path: Sequence[str | int], problem: str) -> ConfigError:
         return ConfigError(self.file, self.lines.line_of(path), dotted(path), problem)
+
+    def report(self, error: ConfigError) -> None:
+        """Keep ``error`` for the end of the check (once, however often it is found)."""
+        if all(str(error) != str(seen) for seen in self.errors):
+            self.errors.append(error)
+
+    def raise_errors(self) -> None:
+        """Raise ``ConfigErrors`` with everything reported, if anything was."""
+        if self.errors:
+            raise ConfigErrors(self.errors)

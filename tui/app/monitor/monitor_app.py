@@ -27,6 +27,7 @@ from tui.app.launch.launch_actions import (
 )
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
+from tui.app.monitor.clipboard_copy import ClipboardCopy
 from tui.app.monitor.monitor_messages import (
     ConnectionChanged,
     HealthPolled,
@@ -121,6 +122,7 @@ class MonitorApp(App[int]):
         self.stack_actions = StackActions(self.state, hosts, lambda: self.launch_actions.statuses)
         self.kernel_check = KernelLogCheck(hosts)
         self.alerts = Alerts(self, notify_mode)
+        self.clipboard_copy = ClipboardCopy(self)
         self.serving = ServingPanel(metrics, self._alarm_raised, id="serving")
         self.bench.serving_during = self.serving.state.during
         self.last_view: MonitorView | None = None
@@ -293,8 +295,7 @@ class MonitorApp(App[int]):
         if failure is None:
             self.notify("nothing has failed", markup=False)
             return
-        self.copy_to_clipboard(failure_report(failure))
-        self.notify("failure excerpt copied to the clipboard", markup=False)
+        self.clipboard_copy.copy(failure_report(failure), "failure excerpt")
 
     async def action_reconnect(self) -> None:
         if self._reconnect is None:

@@ -91,11 +91,24 @@ class HostFacts:
     errors: tuple[str, ...] = field(default_factory=tuple)
 
     def ours(self) -> tuple[ProcessInfo, ...]:
-        """Live members that belong to the recorded run (same boot, started after its leader)."""
+        """Live members that belong to the recorded run (same boot, started after its leader).
+
+        None when the leader's pid now belongs to a process with another start time: the kernel
+        reuses a pid only once its process group is empty, so that group is a stranger's."""
         ident = self.identity
         if ident is None or (self.boot is not None and self.boot != ident.boot):
             return ()
+        if self.leader_reused:
+            return ()
         return tuple(p for p in self.members if p.alive and p.start >= ident.start)
+
+    @property
+    def leader_reused(self) -> bool:
+        """Whether the recorded leader's pid is held by another process (its start differs)."""
+        ident = self.identity
+        if ident is None:
+            return False
+        return any(p.pid == ident.pid and p.start != ident.start for p in self.members)
 
 
 def _clean(text: str, limit: int) -> str:

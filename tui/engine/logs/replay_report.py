@@ -7,13 +7,13 @@ same path the live monitor uses.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from statistics import fmean
+from collections.abc import Callable, Iterable, Sequence
+from statistics import fmean, median
 from typing import Any
 
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.snapshot import Failure, RankState, Snapshot, StageSpan
-from tui.engine.startup.vocabulary import Phase
+from tui.engine.startup.vocabulary import Phase, Stage
 
 
 def replay_chunks(
@@ -104,8 +104,7 @@ def _failure_text(failure: Failure | None) -> list[str]:
         return []
     where = f" on {failure.rank}" if failure.rank else ""
     during = f" during {failure.stage.label}" if failure.stage else ""
-    label = f" ({failure.kind.label})"
-    head = f"failure   {failure.kind.value}{where} at line {failure.line}{during}{label}"
+    head = f"failure   {failure.kind.label}{where} at line {failure.line}{during}"
     lines = ["", head, *(f"  | {line}" for line in failure.excerpt.splitlines())]
     if failure.setting:
         lines.append(f"          to wait longer, raise {failure.setting}")
@@ -116,30 +115,89 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _rank_rows(rank: RankState, width: int) -> list[str]:
-    rows = []
-    for index, span in enumerate(rank.history):
-        tag = rank.tag if index == 0 else ""
-        label = span.stage.label + (" (draft)" if span.draft else "")
-        seconds = "…" if span.seconds is None else f"{span.seconds:.1f}"
-        rows.append(f"{tag:<{width}} {label:<24} {span.start_text or '-':<23} {seconds:>8}")
+# Ranks whose timelines are the same list of stages (each finished or not) and phases print as
+# one group: a DP16 server is one block with the spread of its durations, not sixteen blocks.
+TimelineKey = tuple[tuple[tuple[Stage, bool, bool], ...], tuple[Phase, ...]]
+TAGS_SHOWN = 72
+"""Characters of a group's rank list before it is shortened to its first and last ranks."""
+
+
+def timeline_key(rank: RankState) -> TimelineKey:
+    """What two ranks must share to print as one row group: stages in order and phases."""
+    stages = tuple((span.stage, span.draft, span.seconds is None) for span in rank.history)
+    return stages, tuple(sorted({done.phase for done in rank.phases}))
+
+
+def rank_groups(ranks: Sequence[RankState]) -> list[list[RankState]]:
+    """The ranks grouped by identical timelines, each group where its first rank was."""
+    groups: dict[TimelineKey, list[RankState]] = {}
+    for rank in ranks:
+        groups.setdefault(timeline_key(rank), []).append(rank)
+    return list(groups.values())
+
+
+def _spread(values: Sequence[float]) -> str:
+    """One figure, or min / median / max of several."""
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{min(values):.1f} / {median(values):.1f} / {max(values):.1f}"
+
+
+def _phase_totals(rank: RankState) -> dict[Phase, tuple[float, int]]:
     totals: dict[Phase, tuple[float, int]] = {}
     for done in rank.phases:  # compile and JIT phases, inside the stages above
         took, units = totals.get(done.phase, (0.0, 0))
         totals[done.phase] = (took + done.seconds, units + done.steps)
-    for phase, (took, units) in totals.items():
-        text = f"  {phase.label} ({_count(units, 'unit')})"
-        rows.append(f"{'':<{width}} {text:<48} {took:>8.1f}")
+    return totals
+
+
+def _tags(group: Sequence[RankState]) -> str:
+    text = ", ".join(rank.tag for rank in group)
+    if len(text) <= TAGS_SHOWN:
+        return text
+    return f"{group[0].tag}, {group[1].tag}, … {group[-1].tag}"
+
+
+def _group_rows(group: Sequence[RankState], width: int) -> list[str]:
+    first = group[0]
+    rows = []
+    for index, span in enumerate(first.history):
+        tag = "" if index else first.tag if len(group) == 1 else f"{len(group)} ranks"
+        label = span.stage.label + (" (draft)" if span.draft else "")
+        starts = [text for rank in group if (text := rank.history[index].start_text)]
+        took = [s for rank in group if (s := rank.history[index].seconds) is not None]
+        seconds = _spread(took) if took else "…"
+        start = min(starts) if starts else "-"
+        rows.append(f"{tag:<{width}} {label:<24} {start:<23} {seconds:>{_SECONDS}}")
+    totals = [_phase_totals(rank) for rank in group]
+    for phase in totals[0]:
+        units = sorted({each[phase][1] for each in totals})
+        count = _count(units[0], "unit") if len(units) == 1 else f"{units[0]}-{units[-1]} units"
+        text = f"  {phase.label} ({count})"
+        rows.append(
+            f"{'':<{width}} {text:<48} {_spread([each[phase][0] for each in totals]):>{_SECONDS}}"
+        )
+    if len(group) > 1:
+        rows.append(f"{'':<{width}}   ranks: {_tags(group)}")
     return rows
+
+
+_SECONDS = 23
 
 
 def _timeline(snapshot: Snapshot) -> list[str]:
     if not snapshot.ranks:
         return ["", "timeline  no rank printed a recognisable line"]
-    width = max(16, *(len(rank.tag) for rank in snapshot.ranks))
-    header = f"{'RANK':<{width}} {'STAGE':<24} {'START (log time)':<23} {'SECONDS':>8}"
-    rows = [row for rank in snapshot.ranks for row in _rank_rows(rank, width)]
-    return ["", header, *rows, "(… = the stage the rank was in when the log ended)"]
+    groups = rank_groups(snapshot.ranks)
+    width = max(16, *(len(group[0].tag) for group in groups))
+    header = f"{'RANK':<{width}} {'STAGE':<24} {'START (log time)':<23} {'SECONDS':>{_SECONDS}}"
+    rows = [row for group in groups for row in _group_rows(group, width)]
+    notes = ["(… = the stage the rank was in when the log ended)"]
+    if any(len(group) > 1 for group in groups):
+        notes.append(
+            "(N ranks = ranks with the same stages: earliest start, seconds min / median / max)"
+        )
+    return ["", header, *rows, *notes]
 
 
 def _decode_text(snapshot: Snapshot) -> list[str]:

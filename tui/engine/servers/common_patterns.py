@@ -336,6 +336,15 @@ def capture_frame(msg: str) -> bool:
     return "graph" in msg and _CAPTURE_FRAME.search(msg) is not None
 
 
+_SERVER_FRAME = re.compile(r'\s*File "[^"]*/(?:sglang|vllm)/[^"]*", line \d+, in ')
+"""A traceback frame in the serving engine's own code (a path through its package)."""
+
+
+def server_frame(msg: str) -> bool:
+    """True for a traceback frame line that names a file and line of the engine's code."""
+    return "File" in msg and _SERVER_FRAME.match(msg) is not None
+
+
 def is_exception_line(msg: str) -> bool:
     """The closing line of a traceback (``RuntimeError: ...``) or a C++ ``what():`` line."""
     return _EXCEPTION.match(msg) is not None

@@ -13,6 +13,8 @@ weighed like this:
   else the marker's own kind, else ``nccl`` when a crashed process had NCCL on its stack, else
   ``cuda_graph`` when a frame of the traceback was capturing graphs, else a weak cause (a
   shared-memory wait) that no exception followed, else ``traceback_other``;
+- the excerpt is the episode's sign lines, the innermost frames that name a file and line of
+  the engine's own code (``server_frame``), and the exception line;
 - the stage is the rank's, or the one a frame of the traceback shows when that is further
   (frames read after the failure settled still count, see ``trail``);
 - the rank is the one whose line opened the episode (a soft sign naming the cause, or the
@@ -32,6 +34,7 @@ from tui.engine.servers.common_patterns import (
     frame_stage,
     is_exception_line,
     nccl_frame,
+    server_frame,
 )
 from tui.engine.servers.hits import FailureHit
 from tui.engine.startup.snapshot import Failure
@@ -40,6 +43,8 @@ from tui.engine.startup.vocabulary import FailureKind, Stage
 _CRASH = re.compile(r"Segmentation fault|SIGSEGV|Fatal Python error: Aborted")
 """A hard sign of a process killed by a signal of its own making (not an exception)."""
 EXCERPT_LINES = 8
+FRAME_LINES = 3
+"""Innermost frames of the engine's code kept in the excerpt, just above the exception line."""
 EXCERPT_CHARS = 400
 MERGE_WINDOW = 60
 """A hard marker within this many lines of a soft sign belongs to the same episode."""
@@ -69,6 +74,8 @@ class _Episode:
     """A line of the crashed process's stack was inside NCCL."""
     framed: Stage | None = None
     """The furthest start-up stage a frame of the traceback was in (``frame_stage``)."""
+    frames: list[str] = field(default_factory=list)
+    """The innermost frames of the engine's code seen since the last exception line."""
 
     def frame(self, line: int, text: str) -> None:
         """A line of the traceback that is not its exception: note where it was."""
@@ -77,17 +84,28 @@ class _Episode:
             framed = frame_stage(text)
             if framed is not None and (self.framed is None or framed.order > self.framed.order):
                 self.framed = framed
+        if server_frame(text):
+            self.frames = [*self.frames[1 - FRAME_LINES :], _clipped(text.strip())]
         if capture_frame(text):
             self.capturing = True
         if self.crashed and nccl_frame(text):
             self.in_nccl = True
 
-    def add(self, text: str) -> None:
-        text = text.strip()
-        if len(text) > EXCERPT_CHARS:
-            text = text[:EXCERPT_CHARS] + " …"
-        if text and text not in self.excerpt and len(self.excerpt) < EXCERPT_LINES:
+    def add(self, text: str, exception: bool = False) -> None:
+        """A line for the excerpt; before an exception line, the frames that led to it (the
+        frames and the exception line may go past ``EXCERPT_LINES``, up to ``FRAME_LINES``)."""
+        text = _clipped(text.strip())
+        limit = EXCERPT_LINES + FRAME_LINES if exception else EXCERPT_LINES
+        if exception:
+            room = max(limit - len(self.excerpt) - 1, 0)
+            self.excerpt.extend(self.frames[len(self.frames) - room :] if room else [])
+            self.frames = []
+        if text and text not in self.excerpt and len(self.excerpt) < limit:
             self.excerpt.append(text)
+
+
+def _clipped(text: str) -> str:
+    return text[:EXCERPT_CHARS] + " …" if len(text) > EXCERPT_CHARS else text
 
 
 class FailureTracker:
@@ -140,10 +158,11 @@ class FailureTracker:
         elif hit.hard and episode.rank in (None, "main") and rank not in (None, "main"):
             episode.rank, episode.line, episode.stage = rank, line, stage
         episode.last = line
-        episode.add(text)
+        exception = is_exception_line(text)
+        episode.add(text, exception)
         if hit.hard and _CRASH.search(text) is not None:
             episode.crashed = True
-        if is_exception_line(text):
+        if exception:
             episode.closed = True
         return self._settle_if_ready(line)
 
@@ -155,7 +174,7 @@ class FailureTracker:
         episode.frame(line, text)
         if is_exception_line(text):
             episode.last = line
-            episode.add(text)
+            episode.add(text, exception=True)
             episode.closed = True
         return self._settle_if_ready(line)
 

@@ -99,12 +99,12 @@ class FailureKind(str, Enum):
 
 
 FAILURE_LABELS: Mapping[FailureKind, str] = {
-    FailureKind.OOM: "out of memory",
-    FailureKind.NCCL: "NCCL / distributed error",
+    FailureKind.OOM: "CUDA out of memory",
+    FailureKind.NCCL: "NCCL error",
     FailureKind.CUDA_GRAPH: "CUDA graph capture failed",
     FailureKind.PORT_IN_USE: "port already in use",
     FailureKind.WEIGHTS_MISSING: "model weights not found",
-    FailureKind.TRACEBACK_OTHER: "exception",
+    FailureKind.TRACEBACK_OTHER: "other exception",
     FailureKind.HANG: "no progress (hang)",
     FailureKind.KILLED: "process killed",
     FailureKind.STARTUP_TIMEOUT: "start-up timed out",

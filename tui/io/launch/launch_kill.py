@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from enum import Enum
 
@@ -79,6 +79,27 @@ def read_record(facts: HostFacts, host: str) -> LaunchRecord | None:
         return None
 
 
+def ended_message(host: str, status: RunStatus, facts: HostFacts) -> str:
+    """What a kill says of a run that had already ended (and why it is seen as ended)."""
+    reused = ""
+    if facts.leader_reused and facts.identity is not None:
+        reused = (
+            f"; its process id {facts.identity.pid} now belongs to another process "
+            "(its start time differs), which was left alone"
+        )
+    return f"{host}: run {status.run_id} already {status.describe()}{reused}; nothing left to stop"
+
+
+async def close_ended(node: Node, state_dir: str, status: RunStatus) -> RunStatus:
+    """Write the end of an ended run into its record when it is not there yet."""
+    record = status.record
+    if status.state is not RunState.ENDED or record is None or record.how_ended is not None:
+        return status
+    final = closed(record, status, None, datetime.now(timezone.utc))
+    await node.write(f"{state_dir}/{record.run_id}.json", final.to_json())
+    return replace(status, record=final, exit_status=final.exit_status, how_ended=final.how_ended)
+
+
 @dataclass(frozen=True, slots=True)
 class Stopper:
     """Stops the newest run of ``stem`` on ``node`` whose files are under ``state_dir``."""
@@ -112,14 +133,8 @@ class Stopper:
         final = closed(record, status, how, datetime.now(timezone.utc))
         path = f"{self.state_dir}/{record.run_id}.json"
         await self.node.write(path, final.to_json())
-        return RunStatus(
-            status.host,
-            status.state,
-            status.run_id,
-            final,
-            status.processes,
-            final.exit_status,
-            final.how_ended,
+        return replace(
+            status, record=final, exit_status=final.exit_status, how_ended=final.how_ended
         )
 
     async def stop(self) -> NodeKill:
@@ -136,7 +151,7 @@ class Stopper:
         if status.state is not RunState.RUNNING or facts.identity is None:
             status = await self.close_record(status, None)
             port, gpu = await self._released(set())
-            message = f"{self.node.host}: run {status.run_id} already {status.describe()}"
+            message = ended_message(self.node.host, status, facts)
             return NodeKill(
                 self.node.host,
                 KillOutcome.ALREADY_ENDED,

@@ -35,7 +35,14 @@ from tui.engine.launch.launch_record import (
     run_status,
 )
 from tui.engine.launch.launch_report import HostFacts, Identity
-from tui.io.launch.launch_kill import KillOutcome, NodeKill, Progress, Stopper, read_record
+from tui.io.launch.launch_kill import (
+    KillOutcome,
+    NodeKill,
+    Progress,
+    Stopper,
+    close_ended,
+    read_record,
+)
 from tui.io.launch.launch_node import Node, NodeError
 from tui.io.transport.ssh import ConnectError
 from tui.io.transport.transport import TransportError
@@ -138,8 +145,10 @@ class Launcher:
         return tuple(plan_node(self.spec, rank, home, moment) for rank, home in enumerate(homes))
 
     async def preflight(self, plans: Sequence[NodePlan]) -> tuple[Preflight, ...]:
-        """Check every node; a node that cannot be asked is a refusal."""
-        results = await _each(range(len(plans)), lambda k: self.nodes[k].preflight(plans[k]))
+        """Check every node; a node that cannot be asked is a refusal. A previous run seen
+        ended whose record is still open (its leader's pid went to another process, say) has
+        its record closed on the way."""
+        results = await _each(range(len(plans)), lambda k: self._facts(k, plans[k]))
         checked: list[Preflight] = []
         for plan, facts in zip(plans, results, strict=True):
             if isinstance(facts, HostFacts):
@@ -148,6 +157,14 @@ class Launcher:
                 refusal = Refusal(RefusalKind.HOST_FAILED, plan.host, str(facts))
                 checked.append(Preflight(plan.host, (refusal,)))
         return tuple(checked)
+
+    async def _facts(self, rank: int, plan: NodePlan) -> HostFacts:
+        node = self.nodes[rank]
+        facts = await node.preflight(plan)
+        status = run_status(node.host, facts, read_record(facts, node.host))
+        with contextlib.suppress(NodeError):
+            await close_ended(node, plan.paths.state_dir, status)
+        return facts
 
     async def status(self) -> tuple[RunStatus, ...]:
         """The newest run on every node (a node that cannot be asked raises ``NodeError``)."""

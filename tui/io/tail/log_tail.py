@@ -9,8 +9,10 @@ of the file it reads (device and inode, its first bytes, the bytes just before t
 - truncation, copy-truncate, rename-and-recreate, delete-and-recreate and "truncated, then
   regrown past the old offset" each produce a
   :class:`~tui.io.transport.link_events.StreamMarker`; bytes a rotation moved elsewhere are read
-  back from the renamed file or the copy, and bytes that are gone are counted in a
-  :class:`~tui.io.transport.link_events.Gap`;
+  back from the renamed file or the copy, and bytes that are gone are reported as a
+  :class:`~tui.io.transport.link_events.Gap` (of unknown size when nobody saw how many: content
+  destroyed while the link was down or while ``tail`` was stuck);
+- a log symlink switched to another file is named as such, the old target read to its end;
 - a file that does not exist yet is waited for.
 
 A check every ``probe_interval`` seconds on the same connection catches what ``tail`` itself
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 
 from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_pump import Pump
-from tui.io.tail.tail_recovery import lost_previous
+from tui.io.tail.tail_recovery import destroyed, left_behind, lost_previous, relinked
 from tui.io.tail.tail_remote import (
     FileReport,
     ReportError,
@@ -70,6 +72,11 @@ class LogTail:
         self._spelling = nonce_path(path, random.getrandbits(32))
         self._followed = False
         self._waiting = False
+
+    @property
+    def spelling(self) -> str:
+        """The spelling of ``path`` the host's ``tail`` is given (unique to this tail)."""
+        return self._spelling[0]
 
     async def follow(self, transport: Transport) -> AsyncGenerator[TailItem, None]:
         """Yield items for as long as the transport works (``LinkLost`` is raised through)."""
@@ -154,14 +161,26 @@ class LogTail:
             detail = f"{printable(self.path)} is shorter than the start offset {state.offset}"
             state.reset(report.identity)
             return _Checked([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
+        if report.identity != state.identity and relinked(state, report):
+            items = await left_behind(transport, self.path, state, self.options, report)
+            state.reset(report.identity)
+            return _Checked(items, restart=True)
+        if report.identity == state.identity:
+            state.target = report.target
         if report.identity != state.identity or report.size < state.offset:
-            items = await lost_previous(transport, self.path, state, self.options, report)
+            items = await lost_previous(
+                transport, self.path, state, self.options, report, unseen=resuming
+            )
             state.reset(report.identity)
             return _Checked(items, restart=True)
         if report.head != bytes(state.head) or report.window != bytes(state.recent):
-            detail = f"{printable(self.path)} was rewritten while the link was down"
+            shown = printable(self.path)
+            gaps = destroyed(state, shown, unseen=resuming)
             state.reset(report.identity)
-            return _Checked([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
+            marker = StreamMarker(
+                MarkerKind.REWRITTEN, f"{shown} was rewritten while the link was down"
+            )
+            return _Checked([*gaps, marker], restart=True)
         if resuming:
             return _Checked([StreamMarker(MarkerKind.RESUMED, f"resumed at byte {state.offset}")])
         return _Checked()

@@ -18,7 +18,15 @@ from typing import Any
 
 from tui.engine.logs.sanitize import printable
 from tui.io.tail.tail_probe import Prober
-from tui.io.tail.tail_recovery import Previous, find_previous, lost_previous
+from tui.io.tail.tail_recovery import (
+    Previous,
+    destroyed,
+    find_previous,
+    lost_previous,
+    old_target,
+    relinked,
+    relinked_marker,
+)
 from tui.io.tail.tail_remote import FileReport, Notice, NoticeScanner, ReportError
 from tui.io.tail.tail_state import FileState, TailOptions
 from tui.io.transport.link_events import Gap, MarkerKind, StreamMarker, TailItem
@@ -51,6 +59,8 @@ class _Drain:
     replaced_by: FileReport
     previous: Previous | None
     deadline: float
+    relinked: bool = False
+    """The log's name is a symbolic link that now leads to another file."""
 
 
 class Pump:
@@ -120,10 +130,15 @@ class Pump:
     async def _checked(self, asked: Asked, report: FileReport | None) -> list[TailItem]:
         self._probe, self._probe_at = None, self._loop.time() + self.options.probe_interval
         outcome = self.interpret(asked, report)
-        if outcome.replaced_by is not None:
-            previous = await find_previous(self.transport, self.path, self.state, self.options)
+        new = outcome.replaced_by
+        if new is not None:
             deadline = self._loop.time() + self.options.drain_max
-            self._drain = _Drain(outcome.replaced_by, previous, deadline)
+            if relinked(self.state, new):
+                previous = await old_target(self.transport, self.state, self.options)
+                self._drain = _Drain(new, previous, deadline, relinked=True)
+            else:
+                previous = await find_previous(self.transport, self.path, self.state, self.options)
+                self._drain = _Drain(new, previous, deadline)
         self.finished = outcome.restart
         return outcome.items
 
@@ -146,6 +161,7 @@ class Pump:
         self._deleted = False
         if report.identity != state.identity:
             return CheckOutcome(replaced_by=report)
+        state.target = report.target
         if report.size < asked.offset:
             return self._shrank()
         self._shrunk = 0
@@ -155,8 +171,10 @@ class Pump:
                 f"{printable(self.path)} was rewritten in place; reading it again from the "
                 f"start (up to {repeat} bytes received just before may repeat)"
             )
+            gaps = destroyed(state, printable(self.path), unseen=False, upto=asked.offset)
             state.reset(state.identity)
-            return CheckOutcome([StreamMarker(MarkerKind.REWRITTEN, detail)], restart=True)
+            marker = StreamMarker(MarkerKind.REWRITTEN, detail)
+            return CheckOutcome([*gaps, marker], restart=True)
         state.verify(asked.offset, report.size)
         return CheckOutcome()
 
@@ -172,9 +190,11 @@ class Pump:
         self._shrunk += 1
         if self._shrunk < 3:
             return CheckOutcome()
-        detail = f"{printable(self.path)} was truncated at byte {self.state.offset}"
+        shown = printable(self.path)
+        detail = f"{shown} was truncated at byte {self.state.offset}"
+        gaps = destroyed(self.state, shown, unseen=False)
         self.state.reset(self.state.identity)
-        return CheckOutcome([StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
+        return CheckOutcome([*gaps, StreamMarker(MarkerKind.TRUNCATED, detail)], restart=True)
 
     async def _drain_step(self, drain: _Drain) -> list[TailItem]:
         left = drain.deadline - self._loop.time()
@@ -188,16 +208,25 @@ class Pump:
             elif drain.previous is not None and self.state.offset < drain.previous.size:
                 return []
         self.finished = True
-        items = self._switched(drain.previous)
+        if drain.relinked:
+            items = [
+                *self._unread(drain.previous),
+                relinked_marker(self.path, self.state.target, drain.replaced_by.target),
+            ]
+        else:
+            items = self._switched(drain.previous)
         self.state.reset(drain.replaced_by.identity)
         return items
 
+    def _unread(self, previous: Previous | None) -> list[TailItem]:
+        if previous is None or previous.size <= self.state.offset:
+            return []
+        lost = previous.size - self.state.offset
+        return [Gap(lost, f"{lost} bytes were still unread when following moved on")]
+
     def _switched(self, previous: Previous | None) -> list[TailItem]:
         shown = printable(self.path)
-        items: list[TailItem] = []
-        if previous is not None and previous.size > self.state.offset:
-            lost = previous.size - self.state.offset
-            items.append(Gap(lost, f"{lost} bytes were still unread when following moved on"))
+        items: list[TailItem] = [*self._unread(previous)]
         if previous is not None and previous.renamed:
             name = printable(previous.name)
             detail = f"{shown} was renamed to {name}; following the new {shown}"

@@ -5,10 +5,11 @@ positional arguments, so nothing from a profile or a log is ever spliced into sh
 strings (file names, the first bytes of a file) come back hex-encoded by ``od`` so that no byte
 of a hostile file can break the framing.
 
-- :data:`FOLLOW` prints a header describing the file (device, inode, size, first bytes, the
-  bytes just before the resume offset), then ``exec``s ``tail -c +N -f`` with its standard
-  error merged into the stream, so ``tail``'s own "file truncated" notice arrives exactly where
-  the bytes of the new content begin.
+- :data:`FOLLOW` prints a header describing the file (device, inode, size, where the name
+  leads when it is a symbolic link, first bytes, the bytes just before the resume offset),
+  then ``exec``s ``tail -c +N -f`` with its standard error merged into the stream, so
+  ``tail``'s own "file truncated" notice arrives exactly where the bytes of the new content
+  begin.
 - :data:`PROBE_LOOP` answers the same description on request, from one long-lived shell (the
   periodic check).
 - :data:`LOCATE` describes the files beside the log that may hold its previous content: the
@@ -28,7 +29,9 @@ _DESCRIBE = r"""
 export LC_ALL=C
 describe() {
   s=$(stat -L -c '%d %i %s' -- "$1" 2>/dev/null) || return 1
-  echo "$$ $s"
+  t=-
+  if [ -L "$1" ]; then t=$(readlink -f -- "$1" | od -An -v -tx1 | tr -d ' \n'); fi
+  echo "$$ $s ${t:--}"
   head -c "$2" -- "$1" | od -An -v -tx1 | tr -d ' \n'; echo
   tail -c +"$(($3 + 1))" -- "$1" | head -c "$4" | od -An -v -tx1 | tr -d ' \n'; echo
 }
@@ -96,6 +99,8 @@ class FileReport:
     size: int
     head: bytes
     window: bytes
+    target: str | None = None
+    """Where the path leads when it is a symbolic link (fully resolved), else None."""
 
     @property
     def identity(self) -> tuple[int, int]:
@@ -117,11 +122,15 @@ def parse_report(lines: Sequence[bytes]) -> FileReport:
     """Parse the three lines ``describe`` prints."""
     if len(lines) < 3:
         raise ReportError(f"short report: {list(lines)!r}")
-    numbers = lines[0].split()
-    if len(numbers) != 4 or not all(n.isdigit() for n in numbers):
+    fields = lines[0].split()
+    numbers, link = fields[:4], fields[4:]
+    if len(numbers) != 4 or not all(n.isdigit() for n in numbers) or len(link) > 1:
         raise ReportError(f"bad report header: {lines[0][:80]!r}")
     pid, dev, ino, size = (int(n) for n in numbers)
-    return FileReport(pid, dev, ino, size, _unhex(lines[1]), _unhex(lines[2]))
+    target = None
+    if link and link[0] != b"-":
+        target = _unhex(link[0]).removesuffix(b"\n").decode("utf-8", "surrogateescape")
+    return FileReport(pid, dev, ino, size, _unhex(lines[1]), _unhex(lines[2]), target)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,11 +42,16 @@ class FileState:
         if offset < 0:
             raise ValueError("the start offset cannot be negative")
         self.identity: tuple[int, int] | None = None
+        self.target: str | None = None
+        """Where the log's name led (a symbolic link's target) when this file was opened."""
         self.offset = offset
         self.head = bytearray()
         self.recent = bytearray()
         self.verified = offset
         self.known_size = 0
+        self.stalled_at: int | None = None
+        """The offset ``tail`` stayed at over two checks while the file held more (stuck)."""
+        self._behind_at: int | None = None
         self.epoch = 0
         self._head_bytes = head_bytes
         self._window_bytes = window_bytes
@@ -64,6 +69,7 @@ class FileState:
     def adopt(self, report: FileReport) -> None:
         """Take the fingerprint of a file first seen at ``offset`` (possibly not 0)."""
         self.identity = report.identity
+        self.target = report.target
         self.head = bytearray(report.head[: self.offset])
         self.recent = bytearray(report.window)
         self.verified = self.offset
@@ -87,9 +93,15 @@ class FileState:
         self.recent = bytearray()
         self.verified = 0
         self.known_size = 0
+        self.stalled_at = self._behind_at = None
         self.epoch += 1
 
     def verify(self, offset: int, size: int) -> None:
         """A check confirmed the file up to ``offset``; it then held ``size`` bytes."""
         self.verified = max(self.verified, offset)
         self.known_size = max(self.known_size, size)
+        if self.stalled_at is not None and offset > self.stalled_at:
+            self.stalled_at = None
+        if size > offset and self._behind_at == offset:
+            self.stalled_at = offset
+        self._behind_at = offset if size > offset else None

@@ -79,6 +79,7 @@ class MarkerKind(str, Enum):
     REPLACED = "replaced"
     REWRITTEN = "rewritten"
     DELETED = "deleted"
+    RELINKED = "relinked"
     NOTICE = "notice"
 
 
@@ -109,6 +110,7 @@ _NEW_FILE_KINDS = frozenset(
         MarkerKind.ROTATED,
         MarkerKind.REPLACED,
         MarkerKind.REWRITTEN,
+        MarkerKind.RELINKED,
     }
 )
 

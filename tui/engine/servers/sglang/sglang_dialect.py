@@ -24,7 +24,10 @@ class SglangDialect:
     traits = StartupTraits(short_stamps_foreign=True, decode_lines_as_text=True)
     health_path = "/health"
     generation = GenerationProbe(
-        "/generate", "text", {"sampling_params": {"max_new_tokens": 1, "temperature": 0}}
+        "/generate",
+        "text",
+        {"sampling_params": {"max_new_tokens": 1, "temperature": 0}},
+        request_id_key="rid",
     )
     bench_tool = BenchTool(
         title="sglang.bench_serving",
@@ -49,7 +52,10 @@ class SglangDialect:
         gen_throughput=("sglang:gen_throughput",),
         prefix_hit_rate=("sglang:cache_hit_rate",),
         ttft=("sglang:time_to_first_token_seconds",),
-        itl=("sglang:inter_token_latency_seconds",),
+        # Older releases sent the gaps between output tokens as
+        # time_per_output_token_seconds: one observation per token (its count follows
+        # generation_tokens_total in the docs' captured answer, tests/io/captured_metrics).
+        itl=("sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),
         accept_length=("sglang:spec_accept_length",),
         accept_rate=("sglang:spec_accept_rate",),
     )

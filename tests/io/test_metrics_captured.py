@@ -1,0 +1,57 @@
+"""``/metrics`` as real servers answered it (captured text kept beside this test, each file
+naming where it was published), read through the same parser and dialect names as a live scrape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.engine.metrics.metrics_window import MetricsWindow
+from tui.engine.metrics.reading import engine_names, read_scrape
+from tui.engine.servers import registry
+from tui.engine.servers.sglang.sglang_dialect import SGLANG
+from tui.io.metrics.exposition import parse_exposition
+
+CAPTURED = Path(__file__).parent / "captured_metrics"
+
+
+def _text(name: str) -> str:
+    return (CAPTURED / name).read_text(encoding="utf-8")
+
+
+def test_sglangs_published_answer_gives_every_figure_bringup_shows() -> None:
+    scrape = parse_exposition(_text("sglang-docs-production-metrics.prom"), at=100.0)
+    candidates = [(d.name, d.metric_names) for d in registry.dialects()]
+    assert engine_names(scrape, candidates) == "sglang"
+    reading = read_scrape(scrape, SGLANG.metric_names)
+    assert reading.gauges == pytest.approx(
+        {
+            "running": 162.0,
+            "queued": 2826.0,
+            "gen_throughput": 86.50814177726902,
+            "kv_usage": 0.28,
+            "prefix_hit_rate": 0.007507552643049313,
+        }
+    )
+    assert reading.counters == {"generation_tokens": 7.557572e06}
+    ttft = reading.histograms["ttft"]
+    assert ttft[0] == (0.001, 0.0)
+    assert ttft[-1][1] == 11008.0
+    itl = reading.histograms["itl"]  # the older name of the inter-token histogram
+    assert itl[-1][1] == 7.400757e06
+    assert [count for _, count in itl] == sorted(count for _, count in itl)
+
+
+def test_an_unchanged_answer_two_seconds_later_is_an_idle_interval() -> None:
+    text = _text("sglang-docs-production-metrics.prom")
+    window = MetricsWindow()
+    for at in (100.0, 102.0):
+        window.add(read_scrape(parse_exposition(text, at), SGLANG.metric_names))
+    figures = window.intervals[-1]
+    assert figures.seconds == pytest.approx(2.0)
+    assert figures.tok_s == 0.0
+    assert figures.ttft_p50 is None
+    assert figures.itl_p99 is None
+    assert figures.running == 162
+    assert figures.queued == 2826
