@@ -20,7 +20,7 @@ def waiting(host: str, config: Path, log: Path) -> list[str]:
     """A shell script that runs ``bringup wait`` and then shows its exit status until it is
     killed (it survives a Ctrl-C meant for the wait: a trapped signal is reset for the child)."""
     wait = [sys.executable, "-m", "tui", "wait", "--host", host, "--log", str(log)]
-    wait += ["--ssh-config", str(config), "--timeout", "60s", "--plain"]
+    wait += ["--ssh-config", str(config), "--timeout", "60s", "--plain", "--log-only"]
     script = log.with_name("wait.sh")
     script.write_text(f'trap : INT\n{shlex.join(wait)}\necho "{DONE} $?"\nsleep 300\n')
     return ["sh", str(script)]

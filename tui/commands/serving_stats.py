@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.json_time import SCHEMA_VERSION
 from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import ConfigError, Profile, load_config
 from tui.engine.metrics.figure_text import figures_line
@@ -30,6 +32,7 @@ from tui.io.metrics.metrics_scrape import (
 )
 from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
 from tui.io.transport.profile_target import spec_target
+from tui.io.transport.ssh import ConnectError
 
 DESCRIPTION = (
     "Print the engine's serving figures from its /metrics (tokens/s, running and queued "
@@ -67,12 +70,13 @@ def run(args: argparse.Namespace) -> int:
         profile = None if loaded is None else with_ssh_flags(args, loaded)
     except ConfigError as exc:
         print(f"bringup stats: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
     options = _options(args, profile)
     try:
         return asyncio.run(_stats(args, profile, options, sys.stdout))
-    except KeyboardInterrupt:
-        return 0
+    except ConnectError as exc:
+        print(f"bringup stats: {exc}", file=sys.stderr)
+        return ExitStatus.UNREACHABLE
 
 
 def _options(args: argparse.Namespace, profile: Profile | None) -> ScrapeOptions:
@@ -119,7 +123,7 @@ async def _print(
         count += 1
         if args.count is not None and count >= args.count:
             break
-    return 0
+    return ExitStatus.OK
 
 
 def _line(report: MetricsScraped | MetricsMissing) -> str:
@@ -131,11 +135,14 @@ def _line(report: MetricsScraped | MetricsMissing) -> str:
     return text + alarms
 
 
+def _head() -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "t": round(time.time(), 6)}
+
+
 def _json(report: MetricsScraped | MetricsMissing) -> dict[str, Any]:
     if isinstance(report, MetricsMissing):
-        return {"time": time.time(), "missing": report.reason, "absent": report.absent}
-    return {
-        "time": time.time(),
+        return _head() | {"missing": report.reason, "absent": report.absent}
+    return _head() | {
         "engine": report.engine,
         "last_10s": dataclasses.asdict(report.figures.short),
         "interval": dataclasses.asdict(report.figures.interval),

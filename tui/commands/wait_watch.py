@@ -16,12 +16,12 @@ import contextlib
 import sys
 import time
 import traceback
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import Ending, WaitEnding, WaitPlan, exit_code
-from tui.commands.wait_output import JsonReport, PlainReport
+from tui.commands.wait_output import HealthPortChosen, JsonReport, PlainReport
 from tui.config import Profile
 from tui.engine.judge.degraded import ServingMemory
 from tui.engine.judge.health import HealthState
@@ -30,6 +30,8 @@ from tui.engine.judge.stall import StallTracker
 from tui.engine.judge.verdict import Watched
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.logs.sanitize import sanitize_text
+from tui.engine.servers import registry
+from tui.engine.startup.log_events import EngineDetected
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.health.health_poll import HealthChanged, HealthOptions, HealthPoller
@@ -85,6 +87,9 @@ class Watcher:
         )  # fmt: skip
         self.stalls = StallTracker()
         self.ready_since: float | None = None
+        self.start_poll: Callable[[int], None] | None = None
+        """Starts the health poll on a port (set by the wait; used once the log names the
+        engine when the plan's port waits for it)."""
         self.serving: ServingMemory | None = None
         self.verdict: Verdict | None = None
 
@@ -109,8 +114,29 @@ class Watcher:
     def _take(self, events: tuple[object, ...]) -> None:
         for event in events:
             self.report.emit(event)
+            self.noticed(event)
         self.snapshot = self.engine.snapshot
         self.judge()
+
+    def noticed(self, event: object) -> None:
+        """Start polling the detected engine's default port when the plan waits for it."""
+        if not isinstance(event, EngineDetected) or not self.plan.detect_port:
+            return
+        start, self.start_poll = self.start_poll, None
+        dialect = registry.find(event.engine)
+        if start is not None and dialect is not None:
+            reason = f"the default port of {dialect.name}, the engine the log shows"
+            self.report.emit(HealthPortChosen(dialect.default_port, dialect.name, reason))
+            start(dialect.default_port)
+
+    def poll_chosen_port(self, spawn: Callable[[int], None]) -> None:
+        """Poll the plan's port now, or once the log names the engine (``detect_port``)."""
+        plan = self.plan
+        if plan.port is not None:
+            self.report.emit(HealthPortChosen(plan.port, plan.engine, "given"))
+            spawn(plan.port)
+        elif plan.detect_port:
+            self.start_poll = spawn
 
     async def poll(self, session: HostSession, port: int) -> None:
         options = HealthOptions(engine=self.plan.engine)
@@ -154,7 +180,8 @@ class Watcher:
         follow (no ``--log``: no ready line; no ``--port``: no ``/health``)."""
         health = self.health.state if self.health is not None else HealthState.UNKNOWN
         detail = self.health.detail if self.health is not None else ""
-        watched = Watched(log=self.plan.log is not None, health=self.plan.port is not None)
+        polled = self.plan.port is not None or self.plan.detect_port
+        watched = Watched(log=self.plan.log is not None, health=polled)
         return Signals(
             connected=True, health=health, watched=watched, health_detail=detail,
             health_grace=self.plan.health_grace,
@@ -168,9 +195,11 @@ class Watcher:
         if not judgement.verdict.serving:
             return judgement.reason
         took = (self.ready_since or time.monotonic()) - self.started
+        polled = self.plan.port is not None or self.plan.detect_port
+        ready = "ready" if polled else "ready (log only: no port checked)"
         if judgement.verdict is Verdict.DEGRADED:
-            return f"ready after waiting {took:.1f} s; DEGRADED now: {judgement.reason}"
-        return f"ready after waiting {took:.1f} s; {judgement.reason}"
+            return f"{ready} after waiting {took:.1f} s; DEGRADED now: {judgement.reason}"
+        return f"{ready} after waiting {took:.1f} s; {judgement.reason}"
 
     async def watch_stalls(self) -> None:
         """Judge again on a timer: a stall is the absence of lines, so no line triggers it (and
@@ -215,8 +244,11 @@ async def _watch(session: HostSession, watcher: Watcher) -> Decision:
     tasks = [asyncio.create_task(watcher.watch_stalls())]
     if plan.log is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.follow(session, plan.log))))
-    if plan.port is not None:
-        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, plan.port))))
+
+    def spawn(port: int) -> None:
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, port))))
+
+    watcher.poll_chosen_port(spawn)
     return await until_decided(watcher, tasks)
 
 
@@ -237,6 +269,9 @@ async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
         await work
     except SessionClosed as closed:
         watcher.decide(WaitEnding.UNREACHABLE, str(closed))
+    except BrokenPipeError:
+        # Standard output was closed (``| head``): the verdict's line ends the command quietly.
+        watcher.decide(WaitEnding.ERROR, "standard output was closed")
     except Exception as error:  # any other failure must end the wait, not leave it hanging
         print(sanitize_text(traceback.format_exc()), file=sys.stderr, end="")
         watcher.decide(WaitEnding.ERROR, f"stopped by an unexpected error: {error!r}")

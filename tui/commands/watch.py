@@ -2,8 +2,10 @@
 
 ``bringup watch PROFILE`` watches the profile's host (every host, as one server, when the
 profile lists several: docs/multinode.md); ``--host H --log PATH [--port P]``
-needs no configuration; ``--local --log PATH`` watches a log on this machine. Exit status: 0 on
-quit, 2 for an invalid configuration or command line.
+needs no configuration; ``--local --log PATH`` watches a log on this machine. Without
+``--port`` (or the profile's ``port``) the engine's default port is polled: the named engine's,
+or the one the start of the log shows (``watch_port.py``). Exit status: 0 on quit, 2 for a
+command-line error, 4 for an invalid configuration.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.commands.exit_codes import ExitStatus
 from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.commands.wait import EXIT_UNREACHABLE, SlurmTarget
 from tui.commands.wait_slurm import slurm_target
@@ -43,7 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--host", metavar="HOST", help="SSH host ([user@]host[:port] or alias)")
     parser.add_argument("--local", action="store_true", help="the log is on this machine")
     parser.add_argument("--log", metavar="PATH", help="server log to follow")
-    parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
+    parser.add_argument(
+        "--port", type=int, metavar="N", help="server HTTP port (default: the engine's default)"
+    )
     parser.add_argument("--engine", choices=registry.choices(), default=None)
     parser.add_argument("--theme", metavar="NAME", help="theme name (bringup-dark, ...)")
     parser.add_argument("--read-only", action="store_true", help="no launch, kill or restart")
@@ -59,9 +64,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         plan = watch_plan(args, config)
-    except (ConfigError, ValueError) as error:
+    except ConfigError as error:
         print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
+    except ValueError as error:
+        print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
+        return ExitStatus.USAGE
     return asyncio.run(_watch(plan))
 
 
@@ -96,8 +104,9 @@ def watch_plan(args: argparse.Namespace, config: Config) -> WatchPlan:
                          read_only=read_only)  # fmt: skip
         return WatchPlan(chosen, slurm.login, "", replace(config, theme=theme), slurm)
     port = args.port if args.port is not None else profile.port
-    if port is None and ad_hoc:
-        port = registry.or_default(engine).default_port
+    dialect = registry.find(engine)
+    if port is None and dialect is not None:
+        port = dialect.default_port  # with ``auto``, ``_watch`` reads the log's start first
     host = None if args.local else args.host or (profile.hosts[0] if profile.hosts else None)
     log = args.log or profile.log_path or latest_log(profile)
     if log is None:
@@ -113,12 +122,17 @@ async def _watch(plan: WatchPlan) -> int:
     from tui.app.monitor.monitor_build import WatchSettings, build_app
     from tui.app.monitor.themes import DEFAULT_THEME
     from tui.app.monitor.view_model import Target
+    from tui.commands.watch_port import default_port
     from tui.io.bench.bench_setup import BenchOptions
     from tui.io.bench.bench_workload import api_key_of
     from tui.io.gpu.gpu_telemetry import TelemetrySettings
     from tui.io.transport.host_session import login_before_screen
     from tui.io.transport.ssh import ConnectError
 
+    nodes = cluster_nodes(plan)
+    if plan.slurm is None and nodes and plan.profile.port is None:
+        port, _engine = await default_port(_session(plan), plan.log, plan.profile.engine)
+        plan.profile = replace(plan.profile, port=port)
     profile = plan.profile
     settings = WatchSettings(
         target=Target("" if profile.name == "default" else profile.name, plan.host or "local"),
@@ -146,12 +160,14 @@ async def _watch(plan: WatchPlan) -> int:
         from tui.commands.watch_slurm import watch_slurm
 
         return await watch_slurm(plan, plan.slurm, settings, _launcher(profile), _session)
-    nodes = cluster_nodes(plan)
     if nodes:
         return await watch_cluster(plan, settings, nodes, _launcher(profile), _session)
     session = _session(plan)
     try:
         await login_before_screen([session])
+        if settings.port is None:
+            port, _engine = await default_port(session, plan.log, profile.engine, close=False)
+            settings = replace(settings, port=port)
         app = build_app(session, settings, launcher=_launcher(profile))
         return await run_app(app)
     except ConnectError as error:
