@@ -4,7 +4,8 @@ It follows the log (over SSH, or on this machine with ``--local`` or without ``-
 it to the log engine, and when a port is known polls ``/health`` and one real generation
 through the same connection. Exit status (the one table, ``tui.commands.exit_codes``):
 
-- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token);
+- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token), held
+  for ``--settle`` (a ``/health`` blip within it, DEGRADED, does not change that);
 - 1: the start failed (FAILED: a failure in the log), the server stopped (STOPPED: it shut
   down, before or after its ready line), or with ``--fail-on-stall`` a rank was judged STALLED
   (see docs/history.md);
@@ -47,6 +48,7 @@ from tui.config import (
     load_config,
     parse_duration,
 )
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.servers import registry
@@ -137,6 +139,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--engine", choices=ENGINES, default=None)
     parser.add_argument("--timeout", default="15m", metavar="DURATION", help="90, 90s, 15m, 1h")
+    parser.add_argument(
+        "--settle",
+        default="0.5s",
+        metavar="DURATION",
+        help="keep watching this long after READY before exiting 0: a failure or a stop in it "
+        "exits 1, a /health blip (DEGRADED) does not (default 0.5s)",
+    )
     add_ssh_arguments(parser)
     parser.add_argument(
         "--fail-on-stall", action="store_true", help="exit 1 as soon as a rank is STALLED"
@@ -205,6 +214,10 @@ class WaitPlan:
     """Where ``port`` is, as seen from ``host``: node 0's address for a Slurm job."""
     detect_port: bool = False
     """With no ``port``: poll the default port of the engine the log shows, once it does."""
+    settle: float = 0.5
+    """Seconds the server must have been READY (or DEGRADED since) before the wait ends."""
+    health_grace: float = DEFAULT_HEALTH_GRACE
+    """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
 
     @property
     def nodes(self) -> tuple[NodeTarget, ...]:
@@ -233,6 +246,7 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         timeout = parse_duration(args.timeout)
     except DurationError as error:
         raise ValueError(f"--timeout: {error}") from None
+    settle = _settle(args)
     profile = with_ssh_flags(args, profile)
     stall = _stall_policy(args, profile)
     return WaitPlan(
@@ -249,7 +263,16 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         more_nodes=nodes[1:],
         slurm=slurm,
         detect_port=detect_port,
+        settle=settle,
+        health_grace=profile.serving.health_grace,
     )  # fmt: skip
+
+
+def _settle(args: argparse.Namespace) -> float:
+    try:
+        return parse_duration(getattr(args, "settle", None) or "0.5s")
+    except DurationError as error:
+        raise ValueError(f"--settle: {error}") from None
 
 
 def health_port(

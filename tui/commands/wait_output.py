@@ -4,7 +4,8 @@
 ...}`` per event (and ``log_time``, ISO 8601, when the log line had a time; see
 ``json_time.py``) and flushes each line, so another program can react within milliseconds.
 docs/schemas/wait.schema.json is the schema. ``--plain`` writes a line
-per stage change per rank, per connection change, per file marker and per health change. Text
+per stage change per rank, per connection change, per file marker, per health change and per
+verdict change (``verdict DEGRADED (health 503 for 4 s since READY ...)``). Text
 that came from the host is made safe for a terminal before it is printed (JSON escapes it).
 """
 
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 from tui.commands.json_time import SCHEMA_VERSION, log_time
 from tui.commands.wait import Ending
 from tui.engine.cluster.cluster_engine import describe_cluster
+from tui.engine.judge.judge import VerdictChanged
 from tui.engine.judge.stall import RankStalled
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup import log_events as ev
@@ -154,6 +156,8 @@ def describe(item: object) -> str | None:
         return f"polling /health on port {item.port} ({_safe(item.reason)})"
     if isinstance(item, JobChanged):
         return _safe(item.summary)
+    if isinstance(item, VerdictChanged):
+        return f"verdict {item.verdict.value} ({_safe(item.reason)})"
     return describe_cluster(item)
 
 

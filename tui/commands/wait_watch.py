@@ -1,8 +1,12 @@
 """The asynchronous part of ``bringup wait``: follow, poll, ask the judge, report.
 
-FAILED and STOPPED end the wait at once. READY ends it once it has held for
-``READY_HOLD_SECONDS``: a log that is read after the fact arrives in several chunks within
-milliseconds, and a server that shut down after its ready line must end STOPPED, not READY.
+FAILED and STOPPED end the wait at once. READY ends it once the server has served for the
+plan's ``settle`` (``--settle``, half a second by default): a log that is read after the fact
+arrives in several chunks within milliseconds, and a server that shut down after its ready line
+must end STOPPED, not READY. A DEGRADED spell after READY (a missed poll, a 503 during a long
+prefill) neither ends nor restarts that time, and the wait still ends READY: once the judge said
+READY, only a failure, a stop or the health grace running out can change the exit. Every change
+of the verdict is reported (``verdict_changed``) before the wait's own last ``verdict``.
 """
 
 from __future__ import annotations
@@ -13,13 +17,15 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import Ending, WaitEnding, WaitPlan, exit_code
 from tui.commands.wait_output import HealthPortChosen, JsonReport, PlainReport
 from tui.config import Profile
+from tui.engine.judge.degraded import ServingMemory
 from tui.engine.judge.health import HealthState
-from tui.engine.judge.judge import Judgement, Signals, judge
+from tui.engine.judge.judge import Judgement, Signals, VerdictChanged, judge
 from tui.engine.judge.stall import StallTracker
 from tui.engine.judge.verdict import Watched
 from tui.engine.logs.log_engine import LogEngine
@@ -38,7 +44,6 @@ from tui.io.transport.profile_target import spec_target
 from tui.io.transport.ssh import ConnectError
 
 STALL_CHECK_SECONDS = 0.5
-READY_HOLD_SECONDS = 0.5
 Decision = tuple[Ending, str]
 
 
@@ -85,6 +90,8 @@ class Watcher:
         self.start_poll: Callable[[int], None] | None = None
         """Starts the health poll on a port (set by the wait; used once the log names the
         engine when the plan's port waits for it)."""
+        self.serving: ServingMemory | None = None
+        self.verdict: Verdict | None = None
 
     def decide(self, ending: Ending, detail: str) -> None:
         if not self.decided.done():
@@ -144,20 +151,26 @@ class Watcher:
         (or on STALLED with ``--fail-on-stall``)."""
         snapshot, now = self.snapshot, time.monotonic()
         expected = self.history.expectations(snapshot)
-        judgement = judge(snapshot, self.signals(), expected, now, self.plan.stall)
+        signals = replace(self.signals(), serving=self.serving)
+        judgement = judge(snapshot, signals, expected, now, self.plan.stall)
+        self.serving = judgement.serving
+        if judgement.verdict is not self.verdict:
+            self.report.emit(VerdictChanged(judgement.verdict, judgement.reason, self.verdict))
+            self.verdict = judgement.verdict
         for stalled in self.stalls.newly_stalled(judgement.statuses):
             self.report.emit(stalled, self.node_of(stalled.rank))
         if self._ends_wait(judgement, now):
-            self.decide(judgement.verdict, self._detail(judgement))
+            verdict = Verdict.READY if judgement.verdict.serving else judgement.verdict
+            self.decide(verdict, self._detail(judgement))
         self.history.record(snapshot)
 
     def _ends_wait(self, judgement: Judgement, now: float) -> bool:
-        """FAILED or STOPPED; READY held for ``READY_HOLD_SECONDS``; STALLED with
+        """FAILED or STOPPED; READY, or DEGRADED since, for the plan's ``settle``; STALLED with
         ``--fail-on-stall``."""
-        if judgement.verdict is Verdict.READY:
+        if judgement.verdict.serving:
             held_since = now if self.ready_since is None else self.ready_since
             self.ready_since = held_since
-            return now - held_since >= READY_HOLD_SECONDS
+            return now - held_since >= self.plan.settle
         self.ready_since = None
         stalled_out = judgement.verdict is Verdict.STALLED and self.plan.fail_on_stall
         return judgement.final or stalled_out
@@ -166,20 +179,26 @@ class Watcher:
         """The health poll as the judge hears it; READY does without what the plan does not
         follow (no ``--log``: no ready line; no ``--port``: no ``/health``)."""
         health = self.health.state if self.health is not None else HealthState.UNKNOWN
+        detail = self.health.detail if self.health is not None else ""
         polled = self.plan.port is not None or self.plan.detect_port
         watched = Watched(log=self.plan.log is not None, health=polled)
-        return Signals(connected=True, health=health, watched=watched)
+        return Signals(
+            connected=True, health=health, watched=watched, health_detail=detail,
+            health_grace=self.plan.health_grace,
+        )  # fmt: skip
 
     def node_of(self, rank: str | None) -> int | None:
         """The node a rank runs on, for the report (None: the server has one host)."""
         return None
 
     def _detail(self, judgement: Judgement) -> str:
-        if judgement.verdict is not Verdict.READY:
+        if not judgement.verdict.serving:
             return judgement.reason
-        took = time.monotonic() - self.started
+        took = (self.ready_since or time.monotonic()) - self.started
         polled = self.plan.port is not None or self.plan.detect_port
         ready = "ready" if polled else "ready (log only: no port checked)"
+        if judgement.verdict is Verdict.DEGRADED:
+            return f"{ready} after waiting {took:.1f} s; DEGRADED now: {judgement.reason}"
         return f"{ready} after waiting {took:.1f} s; {judgement.reason}"
 
     async def watch_stalls(self) -> None:

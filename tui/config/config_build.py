@@ -32,6 +32,7 @@ from tui.config.config_slurm import SCHEDULERS, build_slurm
 from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table, did_you_mean
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
@@ -360,6 +361,7 @@ def _serving(table: Table) -> ServingConfig:
             kv_ceiling=table.number("kv_ceiling", default.kv_ceiling, 0.0, 1.0),
             ttft_p99_slo_s=table.duration("ttft_p99_slo", default.ttft_p99_slo_s),
         ),
+        health_grace=table.duration("health_grace", DEFAULT_HEALTH_GRACE, positive=True),
     )
     table.finish()
     return serving

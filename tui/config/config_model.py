@@ -11,6 +11,7 @@ from types import MappingProxyType
 from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
 from tui.config.ssh_targets import SshAddress, SshChoices, parse_ssh_target
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
 
@@ -122,6 +123,8 @@ class ServingConfig:
     metrics: bool = True
     interval: float = 2.0
     alarms: AlarmThresholds = field(default_factory=AlarmThresholds)
+    health_grace: float = DEFAULT_HEALTH_GRACE
+    """Seconds a READY server's ``/health`` may fail (DEGRADED) before the verdict is FAILED."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,12 @@ from tui.app.feed.engine_link import EngineLink
 from tui.app.feed.feed_sources import FeedSource, ReadingSource
 from tui.app.feed.ingest import Ingest
 from tui.app.launch.kernel_log_check import KernelLogCheck
-from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchActions, LauncherOpener
+from tui.app.launch.launch_actions import (
+    LAUNCH_BINDINGS,
+    LaunchActions,
+    LauncherOpener,
+    RunStatusChanged,
+)
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
 from tui.app.monitor.clipboard_copy import ClipboardCopy
@@ -191,6 +196,11 @@ class MonitorApp(App[int]):
     @on(HealthPolled)
     def _health_polled(self, message: HealthPolled) -> None:
         self.state.set_health(message.reading)
+
+    @on(RunStatusChanged)
+    def _runs_probed(self, message: RunStatusChanged) -> None:
+        """The launched run's status (posted by the launch widget, which handles it too)."""
+        self.state.set_runs(message.statuses)
 
     @on(GpuTelemetryUpdated)
     def _gpus(self, message: GpuTelemetryUpdated) -> None:

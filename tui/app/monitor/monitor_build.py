@@ -128,6 +128,7 @@ def assemble_app(
         metrics=metrics,
     )
     app.state.stall_policy = settings.stall
+    app.state.health_grace = settings.serving.health_grace
     if settings.history:
         app.state.planner = startup_history(settings, parts.api_host).expectations
     return app
