@@ -119,6 +119,15 @@ SGLANG_CAPTURE_BARS = (
     "7.31it/s]\n"
 )
 
+# https://github.com/vllm-project/vllm/pull/46389 (vLLM V1: the piecewise sizes, then the full
+# decode graphs, each a bar of its own)
+VLLM_CAPTURE_BARS = (
+    "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 51/51 "
+    "[00:03<00:00, 15.18it/s]\n"
+    "(Worker_TP0 pid=2500801) \n"
+    "Capturing CUDA graphs (decode, FULL):   6%|▌         | 2/35 [00:00<00:02, 14.82it/s]\n"
+)
+
 # ---------------------------------------------------------------------------- (e) timeouts
 
 # https://github.com/vllm-project/vllm-ascend/issues/3800 (vLLM 0.11: the message lacks a
@@ -166,6 +175,10 @@ ROUTER_PENDING = (
     "[Router (Rust)] 2025-03-08 02:33:09 - INFO - Worker http://0.0.0.0:31000 health check is "
     "pending with error: error sending request for url (http://0.0.0.0:31000/health)\n"
 )
+
+# https://github.com/sgl-project/sglang/issues/2778 (the router's error as its title quotes it;
+# the thread holds no log around it)
+ROUTER_TIMEOUT = "Failed to create router: Timeout 300s waiting for workers to become healthy\n"
 
 # ---------------------------------------------------------------------------- (f) TCP store
 

@@ -1,13 +1,13 @@
 """Real logs from public GitHub threads (``tests/engine/public_logs.py``, each excerpt with its
 thread), read as the rules intend: one test per case of issue 23.
 
-Cases without a real log: SGLang's warm-up timeout and the router's ``Timeout {}s waiting for
-workers`` were searched for in SGLang's issues and pull requests ("warmup error", "Read timed
-out", "waiting for workers to become healthy"); the threads quote only the title or the
-traceback of the warm-up request, so the router line stays tested from its format string in
-``test_startup_timeouts.py``. Gloo's ``not connected`` was searched for in PyTorch, vLLM and
-SGLang threads ("Gloo connectFullMesh failed", "is not connected"); the threads found show only
-``connectFullMesh failed ... no error`` without a peer or a count, which names no rank."""
+Cases without a full real log: the router's ``Timeout {}s waiting for workers`` was searched for
+in SGLang's issues and pull requests ("waiting for workers to become healthy",
+"--router-worker-startup-timeout-secs"); only the title of sglang#2778 quotes the error, so that
+line is read alone here and in context from its format string in ``test_startup_timeouts.py``.
+Gloo's ``not connected`` was searched for in PyTorch, vLLM and SGLang threads ("Gloo
+connectFullMesh failed", "is not connected"); the threads found show only ``connectFullMesh
+failed ... no error`` without a peer or a count, which names no rank, so no rule reads it."""
 
 from __future__ import annotations
 
@@ -137,6 +137,14 @@ def test_sglang_graph_sizes_and_bars() -> None:
     ]
 
 
+def test_vllm_graph_bars() -> None:
+    bars = _bars(logs.VLLM_CAPTURE_BARS)
+    assert [(b.stage, b.done, b.total) for b in bars] == [
+        (Stage.CUDA_GRAPH, 51, 51),
+        (Stage.CUDA_GRAPH, 2, 35),
+    ]
+
+
 # ---------------------------------------------------------------------------- (e) timeouts
 
 VLLM_HEAD = (
@@ -159,6 +167,14 @@ def test_sglang_warmup_timeout_over_several_lines() -> None:
     assert snapshot.failure is not None
     assert snapshot.failure.kind is FailureKind.STARTUP_TIMEOUT
     assert snapshot.failure.setting.startswith("SGLANG_WARMUP_TIMEOUT")
+
+
+def test_router_timeout_names_its_setting() -> None:
+    head = "[2025-01-20 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+    snapshot, _ = run_text(head + logs.ROUTER_TIMEOUT)
+    assert snapshot.failure is not None
+    assert snapshot.failure.kind is FailureKind.STARTUP_TIMEOUT
+    assert snapshot.failure.setting.startswith("--worker-startup-timeout-secs")
 
 
 def test_router_pending_health_checks_are_not_a_failure() -> None:
