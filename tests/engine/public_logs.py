@@ -219,6 +219,13 @@ C10D_TIMEOUT = (
     "trying to connect to (172.17.0.9, 46229).\n"
 )
 
+# https://github.com/pytorch/pytorch/issues/108732 (a Gloo group whose peer refused; gloo's
+# own pair.cc message)
+GLOO_REFUSED = (
+    "RuntimeError: [/opt/conda/conda-bld/pytorch_1682343967769/work/third_party/gloo/gloo/"
+    "transport/tcp/pair.cc:799] connect [172.31.71.170]:13195: Connection refused\n"
+)
+
 # https://github.com/vllm-project/vllm-ascend/issues/3464 (a complete 8-rank Gloo mesh)
 GLOO_COMPLETE = (
     "[Gloo] Rank 1 is connected to 7 peer ranks. Expected number of connected peer ranks is : 7\n"

@@ -207,6 +207,10 @@ def test_c10d_client_peers() -> None:
     assert [hit.peer for hit in _peers(logs.C10D_TIMEOUT)] == ["172.17.0.9"]
 
 
+def test_gloo_connect_refused_names_the_peer() -> None:
+    assert [hit.peer for hit in _peers(logs.GLOO_REFUSED)] == ["172.31.71.170"]
+
+
 def test_complete_gloo_mesh() -> None:
     assert _peers(logs.GLOO_COMPLETE) == [RendezvousHit(8, 8, 1), RendezvousHit(8, 8, 0)]
 

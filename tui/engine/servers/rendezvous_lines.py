@@ -6,10 +6,12 @@
 - Gloo's full-mesh connect (``torch/csrc/distributed/c10d/ProcessGroupGloo.cpp``): ``[Gloo]
   Rank 16 is connected to 31 peer ranks. Expected number of connected peer ranks is : 31``;
 - a peer that went away or cannot be reached: Gloo's ``Connection closed by peer
-  [192.168.0.81]:15006`` (``gloo/transport/tcp/pair.cc``) and NCCL's ``NCCL WARN Net :
-  Connect to 10.0.0.2<43527> failed : Connection refused`` / ``socketStartConnect: Connect to
-  10.0.0.2<43527> failed``, ``socketProgressOpt: Call to recv from 10.0.0.2<43527> failed :
-  Connection reset by peer`` (``src/misc/socket.cc``); PyTorch's store client
+  [192.168.0.81]:15006`` and ``[.../gloo/transport/tcp/pair.cc:799] connect
+  [172.31.71.170]:13195: Connection refused`` (``gloo/transport/tcp/pair.cc``) and NCCL's
+  ``NCCL WARN Net : Connect to 10.0.0.2<43527> failed : Connection refused`` /
+  ``socketStartConnect: Connect to 10.0.0.2<43527> failed``, ``socketProgressOpt: Call to recv
+  from 10.0.0.2<43527> failed : Connection reset by peer`` (``src/misc/socket.cc``); PyTorch's
+  store client
   (``torch/csrc/distributed/c10d/socket.cpp``):
   ``The client socket has failed to connect to [10.0.0.1]:29500 (errno: 111 - Connection
   refused).`` (older releases print the address without brackets, ``10.0.0.1:29500``) and
@@ -34,6 +36,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<connected>\d+) peer ranks\. "
         r"Expected number of connected peer ranks is : (?P<peers>\d+)")),
     ("by peer [", re.compile(r"Connection closed by peer \[(?P<peer>[^\]\s]+)\]")),
+    ("] connect [", re.compile(r"pair\.cc:\d+\] connect \[(?P<peer>[^\]\s]+)\]:\d+")),
     ("Connect to ", re.compile(r"NCCL WARN .*Connect to (?P<peer>[\w.:-]+)<\d+> failed")),
     ("Call to ", re.compile(
         r"NCCL WARN .*Call to (?:recv|send) (?:from|to) (?P<peer>[\w.:-]+)<\d+> failed")),
