@@ -155,6 +155,7 @@ async def _watch(plan: WatchPlan) -> int:
         telemetry=TelemetrySettings(command=profile.nvidia_smi),
         history=True,
         serving=profile.serving,
+        kernel_log=profile.kernel_log,
     )
     if plan.slurm is not None:
         from tui.commands.watch_slurm import watch_slurm

@@ -20,6 +20,11 @@ NOTIFY_MODES = ("auto", "always", "never")
 BENCH_MODES = ("auto", "ask", "off")
 ENDPOINTS = ("generate", "completions", "chat")
 LOG_PLACEHOLDERS = frozenset({"profile", "node_rank"})
+KERNEL_LOG_COMMANDS: tuple[tuple[str, ...], ...] = (
+    ("journalctl", "-k", "-q", "--no-pager", "-n", "20000"),
+    ("dmesg",),
+)
+"""The commands tried in turn for a GPU host's kernel log (the first that may be read wins)."""
 LAUNCH_PLACEHOLDERS = frozenset(
     {
         "model", "drafter", "port", "host", "tp", "dp", "ep", "pp", "nnodes", "node_rank",
@@ -144,6 +149,7 @@ class Profile:
     expected_startup: float = 600.0
     read_only: bool = False
     nvidia_smi: tuple[str, ...] = ("nvidia-smi",)
+    kernel_log: tuple[tuple[str, ...], ...] = KERNEL_LOG_COMMANDS
     """The ``nvidia-smi`` run on each host (GPU telemetry, the launcher's GPU checks), as an
     argument list."""
     launch: LaunchConfig = field(default_factory=LaunchConfig)
