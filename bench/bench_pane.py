@@ -32,6 +32,7 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
 from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.level_key import LevelKey
 from tui.engine.bench.official_bench import parse_summary
 from tui.engine.bench.run_compare import RunColumn, compare_rows
 
@@ -64,14 +65,14 @@ async def progress(messages: int) -> tuple[int, float]:
     """Messages posted and CPU seconds until the last one was shown."""
     app = MonitorApp(link=FakeLink(), source=ScriptedSource([]), target=Target("bench"))
     async with app.run_test(size=(160, 48)) as pilot:
-        app.bench.post_message(BenchStarted("bench", LEVELS, messages))
+        app.bench.post_message(BenchStarted("bench", tuple(f"c={c}" for c in LEVELS), messages))
         await pilot.pause()
         started = time.process_time()
         for done in range(1, messages + 1):
-            app.bench.post_message(BenchProgressed(LEVELS[0], done, 0))
+            app.bench.post_message(BenchProgressed(f"c={LEVELS[0]}", done, 0))
             if done % 50 == 0:
                 await asyncio.sleep(0)
-        app.bench.post_message(BenchLevelFinished(LEVELS[0], _figures(LEVELS[0])))
+        app.bench.post_message(BenchLevelFinished(f"c={LEVELS[0]}", _figures(LEVELS[0])))
         while app.bench.state.levels[0].figures is None:
             await pilot.pause(0.001)
         return messages, time.process_time() - started
@@ -87,7 +88,7 @@ def summaries(count: int) -> float:
 def comparisons(count: int) -> float:
     columns = [
         RunColumn(n, f"#{n} 03-01 10:{n:02d}", float(n), 600.0 - n,
-                  {level: _figures(level) for level in LEVELS}, "sglang model TP8")
+                  {LevelKey.closed(level): _figures(level) for level in LEVELS}, "sglang model TP8")
         for n in range(8)
     ]  # fmt: skip
     started = time.process_time()

@@ -13,8 +13,11 @@ benchmark client, and prints each figure beside the simulator's truth:
   over the time from the first arrival to the last arrival plus one request's length (the
   arrival times are drawn with the same seed as the client draws them).
 - accept length: ``--accept-len``.
+- E2E: ``ttft + (N - 1) / decode``, beside the sim's own ``e2e_latency`` (its stream's start to
+  its last chunk), so that a sim late on a busy machine is told apart from the client's share.
 
     python bench/sim_accuracy.py [--ttft-ms 400] [--decode-tok-s 100] [--accept-len 2.5]
+        [--levels 1,8,32,r4,r16]
 """
 
 from __future__ import annotations
@@ -107,10 +110,34 @@ def _show(report: LevelReport, tokens: int, args: argparse.Namespace) -> None:
         )
         print(_row("  with the round trip", figures.output_throughput, paced))
     print(_row("accept length", figures.accept_length, args.accept_len))
+    # The sim's own clock: its ``e2e_latency`` runs from the start of its stream to the last
+    # chunk it sent. Where it is longer than the truth the sim itself was late (a busy machine);
+    # where ours is longer than the sim's, the rest is transport and the client.
+    e2e = (tokens - 1) / args.decode_tok_s * 1000 + args.ttft_ms
+    own = sorted(r.server_latency * 1000 for r in report.records if r.server_latency is not None)
+    ours = figures.e2el_ms.median
+    if own:
+        sim = own[len(own) // 2]
+        print(_row("E2E median (ms)", ours, e2e))
+        print(_row("  the sim's own E2E (ms)", sim, e2e))
+        if ours is not None:
+            label = "  ours less the sim's"
+            print(f"  {label:<26} {ours - sim:>9.2f} ms")
+
+
+def _levels(text: str) -> tuple[LoadLevel, ...]:
+    """``1,8,32,r4,r16``: closed-loop concurrencies, and open-loop rates after an ``r``."""
+    found = []
+    for item in text.split(","):
+        item = item.strip()
+        found.append(
+            LoadLevel(0, float(item[1:])) if item.startswith("r") else LoadLevel(int(item))
+        )
+    return tuple(found)
 
 
 async def _run(url: str, args: argparse.Namespace) -> None:
-    levels = (LoadLevel(1), LoadLevel(8), LoadLevel(32), LoadLevel(0, 4.0), LoadLevel(0, 16.0))
+    levels = _levels(args.levels)
     workload = Workload(("hello world",), output_len=args.tokens, levels=levels,
                         per_level_default=True, warmup_requests=1)  # fmt: skip
     async with BenchClient(url, workload) as client:
@@ -124,6 +151,11 @@ def main() -> None:
     parser.add_argument("--decode-tok-s", type=float, default=100.0)
     parser.add_argument("--accept-len", type=float, default=2.5)
     parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument(
+        "--levels",
+        default="1,8,32,r4,r16",
+        help="concurrencies, and request rates after an r (default 1,8,32,r4,r16)",
+    )
     args = parser.parse_args()
     port = _free_port()
     url = f"http://127.0.0.1:{port}"

@@ -67,7 +67,8 @@ def write_log(path: Path, lines: int) -> int:
 def wait_command(server: TestServer, log: Path) -> list[str]:
     return [
         sys.executable, "-m", "tui", "wait", "--host", server.alias,
-        "--ssh-config", str(server.ssh_config), "--log", str(log), "--json", "--timeout", "2h",
+        "--ssh-config", str(server.ssh_config), "--log", str(log), "--log-only", "--json",
+        "--timeout", "2h",
     ]  # fmt: skip
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import asyncssh
 
 from tests.net import free_port
-from tui.io.transport.embedded_sshd import EmbeddedSshServer
+from tui.io.transport.embedded_sshd import Challenge, EmbeddedSshServer
 from tui.io.transport.ssh import SshTarget
 
 SSHD_CANDIDATES = (Path("/usr/sbin/sshd"), Path("/usr/local/sbin/sshd"), Path("/sbin/sshd"))
@@ -267,11 +267,11 @@ def _finish(server: TestServer) -> TestServer:
 class _EmbeddedThread:
     """The embedded server running on its own event loop in a daemon thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, challenge: Challenge | None = None) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self.server = EmbeddedSshServer()
+        self.server = EmbeddedSshServer(challenge=challenge)
         asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(READY_TIMEOUT)
 
     def drop_connections(self) -> int:
@@ -287,9 +287,14 @@ class _EmbeddedThread:
         self._loop.close()
 
 
-def start_embedded(workdir: Path, alias: str = "bringup-test") -> TestServer:
+def start_embedded(
+    workdir: Path, alias: str = "bringup-test", challenge: Challenge | None = None
+) -> TestServer:
+    """The embedded server; with ``challenge`` it refuses the client key and asks that one
+    keyboard-interactive question instead (OpenSSH's sshd asks such questions only through
+    PAM, which a test cannot configure without changing the machine)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    embedded = _EmbeddedThread()
+    embedded = _EmbeddedThread(challenge)
     info = embedded.server.info
     public = info.known_hosts.read_text().split(None, 1)[1].strip()
     return _finish(

@@ -51,6 +51,7 @@ known_hosts = "~/kh"
 expected_startup = "15m"
 read_only = true
 nvidia_smi = "'/opt/nvidia tools/nvidia-smi' --id=0"
+kernel_log = ["journalctl -k -q --no-pager -n 500", ["/usr/bin/dmesg", "-T"]]
 
 [profiles.big.launch]
 command = "vllm serve {model} --port {port} -tp {tp}"
@@ -107,6 +108,11 @@ def test_every_field_parses() -> None:
     assert big.known_hosts == Path("~/kh").expanduser()
     assert (big.expected_startup, big.read_only) == (900.0, True)
     assert big.nvidia_smi == ("/opt/nvidia tools/nvidia-smi", "--id=0")
+    assert big.kernel_log == (
+        ("journalctl", "-k", "-q", "--no-pager", "-n", "500"),
+        ("/usr/bin/dmesg", "-T"),
+    )
+    assert parse("[profiles.a]\n").profile("a").kernel_log[1] == ("dmesg",)
 
 
 def test_every_launch_bench_and_stall_field_parses() -> None:
@@ -164,6 +170,11 @@ ERRORS = [
     ("[profiles.a]\nnvidia_smi = []\n", 2, "profiles.a.nvidia_smi", "empty"),
     ("[profiles.a]\nnvidia_smi = ''\n", 2, "profiles.a.nvidia_smi", "empty"),
     ("[profiles.a]\nnvidia_smi = ['smi', 3]\n", 2, "profiles.a.nvidia_smi[1]", "expected a string"),
+    ("[profiles.a]\nkernel_log = []\n", 2, "profiles.a.kernel_log", "at least one"),
+    ("[profiles.a]\nkernel_log = 'dmesg'\n", 2, "profiles.a.kernel_log", "expected an array"),
+    ("[profiles.a]\nkernel_log = ['x \"y']\n", 2, "profiles.a.kernel_log[0]", "split"),
+    ("[profiles.a]\nkernel_log = ['dmesg', 3]\n", 2, "profiles.a.kernel_log[1]", "a string or"),
+    ("[profiles.a]\nkernel_log = [['']]\n", 2, "profiles.a.kernel_log[0]", "empty"),
     ("[profiles.a.launch]\ncommand = ['a', '{0}']\n", 2, "profiles.a.launch.command[1]", ""),
     ("[profiles.a.launch]\nmodle = 'x'\n", 2, "profiles.a.launch.modle", "unknown key"),
     ("[profiles.a.launch.env]\n'BAD NAME' = 'x'\n", 2, 'profiles.a.launch.env."BAD NAME"', ""),

@@ -47,6 +47,8 @@ ODD = [
     "] server_args=ServerArgs(model_path='/m', tp_size=2)",
     "] The server is fired up and ready to roll!",
     "KV Cache] Prefill batch",
+    '] INFO:     127.0.0.1:6{n} - "GET /health?from=bringup HTTP/1.1" 200 OK',
+    '] INFO:     127.0.0.1:6{n} - "POST /generate?from=bringup HTTP/1.1" 200 OK',
 ]
 BARE = ["RuntimeError: boom {n}", "plain noise {n}", "", '  File "x.py", line {n}']
 

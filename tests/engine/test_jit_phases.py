@@ -80,6 +80,31 @@ def test_deepgemm_bar_moves_the_phase_not_the_stage() -> None:
     assert hits == [ProgressHit(Stage.PROCESS_START, 9, 20, "DeepGEMM warmup", Phase.DEEPGEMM_JIT)]
 
 
+@pytest.mark.parametrize(
+    ("bar", "phase"),
+    [
+        # sglang/srt/model_executor/piecewise_cuda_graph_runner.py:
+        # compile_range.set_description(f"Compiling num tokens ({num_tokens=})")
+        ("Compiling num tokens (num_tokens=12):  40%|████      | 2/5 [00:04<00:06,  2.0s/it]",
+         Phase.TORCH_COMPILE),
+        # flashinfer/autotuner.py: tqdm(desc=f"[AutoTuner]: Tuning {custom_op}", unit="profile")
+        ("[AutoTuner]: Tuning flashinfer::fp8_gemm:  50%|█████     | 3/6 [00:09<00:09, "
+         "3.0s/profile]", Phase.FLASHINFER_AUTOTUNE),
+    ],
+    ids=["sglang-compile", "flashinfer-autotune"],
+)  # fmt: skip
+def test_compile_and_autotune_bars_move_their_phase(bar: str, phase: Phase) -> None:
+    run = JitRun()
+    run.feed(START, to_graphs(START))
+    run.feed(START + 10, [bar])
+    state = run.engine.snapshot.rank("TP0").phase  # type: ignore[union-attr]
+    assert state is not None
+    assert (state.phase, state.stage) == (phase, Stage.CUDA_GRAPH)
+    assert state.label.startswith(f"{phase.label} ")
+    assert state.label.split()[-1] in ("2/5", "3/6")
+    assert run.judge_at(START + 60).verdict is Verdict.STARTING
+
+
 def test_graph_sizes_give_the_capture_total() -> None:
     # sglang/srt/model_executor/cuda_graph_runner.py: f"Capture cuda graph bs {capture_bs}"
     hits = _hits("[2026-01-19 20:23:03 DP0 TP0 EP0] Capture cuda graph bs [8, 10, 12, 14, 16]")
@@ -213,3 +238,21 @@ def test_the_replay_report_lists_the_phases(shared: Path) -> None:
     text = report_text(replay_chunks([data], clock=lambda: 0.0))
     assert "torch.compile (4 units)" in text
     assert "43.5" in text.split("torch.compile (4 units)")[1].splitlines()[0]
+
+
+def test_inductor_autotune_during_capture_counts_and_is_not_a_hang() -> None:
+    """SGLang's --enable-torch-compile compiles each batch size with Inductor's max-autotune
+    while it captures graphs: twenty minutes of ``AUTOTUNE benchmarking takes`` lines (format of
+    torch/_inductor/select_algorithm.py) are progress, never STALLED."""
+    run = JitRun()
+    run.feed(START, to_graphs(START))
+    at, judged = START + 10, []
+    for number in range(40):
+        line = f"SingleProcess AUTOTUNE benchmarking takes 1.{number:02d} seconds and 8.8 seconds "
+        run.feed(at, [line + "precompiling"])
+        judged += [run.judge_at(t).verdict for t in run.seconds(at + 5, at + 29)]
+        at += 30
+    assert set(judged) == {Verdict.STARTING}
+    phase = run.engine.snapshot.rank("TP0").phase  # type: ignore[union-attr]
+    assert phase is not None
+    assert (phase.phase, phase.stage, phase.done) == (Phase.TORCH_COMPILE, Stage.CUDA_GRAPH, 40)

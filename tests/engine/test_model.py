@@ -175,6 +175,27 @@ def test_serving_needs_real_work_after_ready() -> None:
     assert serving.last_stage is Stage.SERVING
 
 
+def test_the_monitors_own_polls_and_probes_are_not_traffic() -> None:
+    stamp = "[2026-01-01 00:01:00"
+    monitor = (
+        f"{stamp} TP0] Prefill batch, #new-seq: 1, #new-token: 1, #cached-token: 0, "
+        "token usage: 0.00, #running-req: 0, #queue-req: 0, \n"
+        f'{stamp}] INFO:     127.0.0.1:1 - "GET /health?from=bringup HTTP/1.1" 200 OK\n'
+        f'{stamp}] INFO:     127.0.0.1:1 - "POST /generate?from=bringup HTTP/1.1" 200 OK\n'
+    )
+    idle, _ = run_text(sglang_lines(READY, rank="") + monitor * 3)
+    assert idle.last_stage is Stage.READY
+    assert idle.requests == 0
+    user = (
+        f"{stamp} TP0] Prefill batch, #new-seq: 1, #new-token: 37, #cached-token: 0, "
+        "token usage: 0.00, #running-req: 0, #queue-req: 0, \n"
+        f'{stamp}] INFO:     1.2.3.4:1 - "POST /generate HTTP/1.1" 200 OK\n'
+    )
+    serving, _ = run_text(sglang_lines(READY, rank="") + monitor + user)
+    assert serving.last_stage is Stage.SERVING
+    assert serving.requests == 1
+
+
 def test_decode_figures_are_kept_and_events_thinned_to_ten_seconds() -> None:
     decode = (
         "Decode batch, #running-req: 2, #token: 9, token usage: 0.01, accept len: {0:.2f}, "

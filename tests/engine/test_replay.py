@@ -81,7 +81,7 @@ def test_command_prints_one_json_object_from_a_file(tmp_path: Path) -> None:
     log.write_bytes(LOG.encode())
     result = _bringup("replay", str(log), "--json")
     assert result.returncode == 0, result.stderr
-    assert set(json.loads(result.stdout)) == KEYS
+    assert set(json.loads(result.stdout)) == KEYS | {"schema_version", "t"}
 
 
 def test_command_reads_stdin_and_forced_engine() -> None:
@@ -92,10 +92,10 @@ def test_command_reads_stdin_and_forced_engine() -> None:
 
 
 @pytest.mark.parametrize("where", ["missing.log", "."])
-def test_command_exits_2_naming_an_unreadable_file(tmp_path: Path, where: str) -> None:
+def test_command_exits_4_naming_an_unreadable_file(tmp_path: Path, where: str) -> None:
     path = tmp_path / where
     result = _bringup("replay", str(path))
-    assert result.returncode == 2
+    assert result.returncode == 4
     assert str(path).encode() in result.stderr
     assert result.stdout == b""
 

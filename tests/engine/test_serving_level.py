@@ -7,6 +7,7 @@ import pytest
 
 from tui.engine.bench.level_fields import level_fields, level_from_fields
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.level_key import LevelKey
 from tui.engine.bench.run_compare import RunColumn, metrics_for, run_serving_accept_length
 from tui.engine.bench.serving_level import serving_stats
 from tui.engine.metrics.figures import ServingFigures
@@ -40,8 +41,8 @@ def test_the_figures_are_saved_and_read_back_and_compared() -> None:
     assert "metrics_kv_usage_p99" in fields
     assert level_from_fields(fields) == level
     assert "metrics_scrapes" not in level_fields(LevelFigures(concurrency=1))
-    with_metrics = RunColumn(1, "run 1", 0.0, None, {4: level})
-    without = RunColumn(2, "run 2", 0.0, None, {4: LevelFigures(concurrency=4)})
+    with_metrics = RunColumn(1, "run 1", 0.0, None, {LevelKey.closed(4): level})
+    without = RunColumn(2, "run 2", 0.0, None, {LevelKey.closed(4): LevelFigures(concurrency=4)})
     assert run_serving_accept_length(with_metrics) == pytest.approx(2.1)
     names = [metric.name for metric in metrics_for([with_metrics, without])]
     assert names[:3] == ["start-up (s)", "accept length", "accept /metrics"]

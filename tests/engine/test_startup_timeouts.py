@@ -1,7 +1,8 @@
 """Start-up timeouts: a failure kind of their own, with the setting that raises the limit named
 in the verdict. Lines are the engines' format strings filled in (sources in
 ``tui/engine/servers/startup_timeouts.py``). No public log in the shared corpus shows one of
-these timeouts, so every case here is written from the format string."""
+these timeouts, so every case here is written from the format string; real vLLM and SGLang
+timeouts from public threads are read in ``test_public_logs.py``."""
 
 from __future__ import annotations
 

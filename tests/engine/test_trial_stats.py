@@ -6,7 +6,9 @@ import math
 
 import pytest
 
-from tui.engine.bench.trial_stats import TrialSpread, t_critical, welch
+from tui.engine.bench.level_fields import level_from_fields
+from tui.engine.bench.trial_figures import with_more_trials
+from tui.engine.bench.trial_stats import TrialSpread, pooled, t_critical, welch
 
 
 def test_t_table_and_interpolation() -> None:
@@ -50,3 +52,30 @@ def test_welch_calls_only_what_is_outside_the_noise() -> None:
     one = TrialSpread.of([50.0])
     assert one is not None
     assert welch(one, base).half_width is None
+
+
+def test_pooled_spreads_equal_the_spread_of_all_the_trials() -> None:
+    first, later = [100.0], [104.0, 98.0, 101.0]
+    every = TrialSpread.of(first + later)
+    a, b = TrialSpread.of(first), TrialSpread.of(later)
+    assert a is not None
+    assert b is not None
+    assert every is not None
+    both = pooled(a, b)
+    assert both.n == 4
+    assert both.mean == pytest.approx(every.mean)
+    assert both.std == pytest.approx(every.std)
+    assert both.ci95 == pytest.approx(every.ci95)
+
+
+def test_more_trials_pool_the_figures_and_add_the_requests() -> None:
+    earlier = level_from_fields({"output_throughput": 100.0, "completed": 3, "failed": 1})
+    fields = {"output_throughput": 101.0, "completed": 9, "failed": 0,
+              "trials": {"output_throughput": {"n": 3, "mean": 101.0, "std": 3.0,
+                                               "ci95": 7.45}}}  # fmt: skip
+    merged = with_more_trials(earlier, level_from_fields(fields))
+    spread = merged.spread("output_throughput")
+    assert spread is not None
+    assert spread.n == 4
+    assert spread.mean == pytest.approx(100.75)
+    assert (merged.completed, merged.failed) == (12, 1)

@@ -82,7 +82,7 @@ def test_bench_explains_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: 
         main(["bench", "--url", "http://127.0.0.1:1", "--concurrency", "1,x"])
     bad = tmp_path / "bad.toml"
     bad.write_text("[profiles.a]\nport = 0\n")
-    assert main(["bench", "--config", str(bad)]) == 2
+    assert main(["bench", "--config", str(bad)]) == 4
     assert "bad.toml:2: profiles.a.port" in capsys.readouterr().err
 
 

@@ -11,6 +11,9 @@ import pytest
 
 from tests.sim.conftest import FAST, Sim, SimFactory
 from tui.cli import main
+from tui.commands.runs_compare import compare_text, sessions
+from tui.engine.bench.level_fields import level_from_fields
+from tui.io.store.run_store import StoredBench
 
 READY = "The server is fired up and ready to roll!"
 BASE = ["--time-scale", FAST, "--speculative-algorithm", "EAGLE3",
@@ -79,3 +82,14 @@ def test_same_server_is_within_noise_and_a_slower_one_is_worse(
         change, half = float(found.group(1)), float(found.group(2))
         # The truth, 1/1.1 of the speed, is -9.1 %: inside the difference's 95 % interval.
         assert change - half <= -100 / 11 <= change + half, line
+
+
+def test_runs_compare_lines_up_open_loop_levels_by_request_rate() -> None:
+    def stored(bench_id: int, at: float, tok_s: float) -> StoredBench:
+        fields = {"output_throughput": tok_s, "request_rate": 8.0, "max_concurrency": 0}
+        return StoredBench(bench_id, None, "p", None, "generate", None, 0, at,
+                           level_from_fields(fields, 0))  # fmt: skip
+
+    text = compare_text(sessions([stored(1, 10.0, 100.0), stored(2, 20.0, 90.0)], limit=2))
+    (line,) = [row for row in text.splitlines() if row.startswith("tok/s @r=8")]
+    assert "-10.0% (1 trial)" in line

@@ -130,10 +130,10 @@ def test_one_file_per_level_and_no_arrays_without_detailed(sim: Sim, tmp_path: P
 def test_without_the_key_the_benchmark_fails_clearly(
     sim: Sim, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["bench", "--url", sim.url, "--num-prompts", "2", "--no-save"]) == 1
+    assert main(["bench", "--url", sim.url, "--num-prompts", "2", "--no-save"]) == 3
     assert "wants an API key (HTTP 401): give --api-key" in capsys.readouterr().err
     args = ["bench", "--url", sim.url, "--api-key", "wrong", "--num-prompts", "2", "--no-save"]
-    assert main(args) == 1
+    assert main(args) == 3
     assert "refused the API key" in capsys.readouterr().err
 
 
@@ -158,7 +158,7 @@ def test_remote_profile_goes_through_the_ssh_forward_with_the_key(
 ) -> None:
     config = _remote_profile(tmp_path, ssh_server, sim, key_env=False)
     base = ["bench", "--config", str(config), "--profile", "remote", "--no-save"]
-    assert main(base) == 1
+    assert main(base) == 3
     assert "wants an API key" in capsys.readouterr().err
     config = _remote_profile(tmp_path, ssh_server, sim, key_env=True)
     monkeypatch.setenv("SIM_BENCH_KEY", KEY)

@@ -10,8 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.engine.engine_helpers import run_text
 from tests.net import free_port
 from tui.engine.judge.health import HealthState
+from tui.engine.startup.vocabulary import Stage
 from tui.io.health.health_poll import (
     HealthChanged,
     HealthOptions,
@@ -49,6 +51,29 @@ async def test_a_start_goes_from_refused_to_ready(sim: int) -> None:
     assert seen[-1].latency_ms is not None
     assert seen[-1].generation_ms is not None
     assert states.index(HealthState.REFUSED) < states.index(HealthState.READY)
+
+
+async def test_the_monitors_requests_are_marked_in_the_servers_log(
+    sim: int, tmp_path: Path
+) -> None:
+    async def url() -> str:
+        return f"http://127.0.0.1:{sim}"
+
+    poller = HealthPoller(url, HealthOptions(interval=0.05))
+    async for change in poller.changes():
+        if change.ready:
+            break
+    async with httpx.AsyncClient(timeout=5) as client:
+        for _ in range(3):
+            assert (await poller.poll(client)).ready
+    text = (tmp_path / "server.log").read_text()
+    assert '"GET /health?from=bringup HTTP/1.1" 200' in text
+    assert '"POST /generate?from=bringup HTTP/1.1" 200' in text
+    snapshot, _ = run_text(text)
+    assert snapshot.ready_line_seen
+    assert snapshot.last_stage is Stage.READY, "the polls and the probe are not serving"
+    theirs = [line for line in text.splitlines() if '- "' in line and "from=bringup" not in line]
+    assert snapshot.requests == len(theirs), "only the server's own warm-up requests count"
 
 
 async def test_a_closed_port_is_refused_and_a_missing_route_is_not_ready() -> None:

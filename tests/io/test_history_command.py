@@ -49,7 +49,7 @@ def test_json_gives_median_p95_counts_and_trend(
 ) -> None:
     _fill([1.0, 1.0, 1.0, 1.2, 1.2, 1.2])
     assert main(["history", "kimi", "--json"]) == 0
-    (entry,) = json.loads(capsys.readouterr().out)
+    (entry,) = json.loads(capsys.readouterr().out)["fingerprints"]
     assert entry["runs"] == 7
     assert entry["outcomes"] == {"ready": 6, "failed": 1}
     assert entry["failures"] == {"hang": 1}
@@ -79,7 +79,7 @@ def test_no_history_is_not_an_error(data_dir: Path, capsys: pytest.CaptureFixtur
     assert main(["history", "nobody"]) == 0
     assert "No start-up history for profile 'nobody'" in capsys.readouterr().out
     assert main(["history", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out)["fingerprints"] == []
     assert not database_path().exists()
 
 
@@ -87,7 +87,7 @@ def test_a_corrupt_database_gives_a_clear_error(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     database_path().write_bytes(b"this is not a database" * 100)
-    assert main(["history"]) == 2
+    assert main(["history"]) == 4
     assert "cannot read" in capsys.readouterr().err
 
 
@@ -101,9 +101,9 @@ def test_the_configured_data_dir_is_used(
     _fill([1.0])
     monkeypatch.delenv("BRINGUP_DATA_DIR")
     assert main(["history", "--json", "--config", str(config)]) == 0
-    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert len(json.loads(capsys.readouterr().out)["fingerprints"]) == 2
     config.write_text("data_dir = 3\n")
-    assert main(["history", "--config", str(config)]) == 2
+    assert main(["history", "--config", str(config)]) == 4
     assert "config.toml" in capsys.readouterr().err
 
 
@@ -123,4 +123,4 @@ def test_the_installed_command_runs(data_dir: Path) -> None:
         env={"BRINGUP_DATA_DIR": str(data_dir), "HOME": str(data_dir)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert len(json.loads(result.stdout)) == 2
+    assert len(json.loads(result.stdout)["fingerprints"]) == 2

@@ -110,5 +110,5 @@ async def test_a_finished_start_is_recorded_and_listed(
     assert {s.rank for s in record.samples} >= {"TP0", "TP1"}
     assert (Stage.WEIGHT_LOADING, False) in record.stage_seconds()
     assert main(["history", "qwen", "--json"]) == 0
-    (entry,) = json.loads(capsys.readouterr().out)
+    (entry,) = json.loads(capsys.readouterr().out)["fingerprints"]
     assert entry["outcomes"] == {"ready": 1}

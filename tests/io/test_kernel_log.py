@@ -25,7 +25,7 @@ async def ssh(ssh_server: TestServer) -> AsyncIterator[SshTransport]:
 
 async def test_an_xid_is_read_over_ssh(ssh: SshTransport, tmp_path: Path) -> None:
     shim = install(tmp_path / "bin", ["--xid", "79"])
-    report = await read_kernel_log(ssh, journalctl=NO_JOURNAL, dmesg=str(shim))
+    report = await read_kernel_log(ssh, ((NO_JOURNAL, "-k"), (str(shim),)))
     assert report.permitted
     assert report.source == "dmesg"
     assert [fault.code for fault in report.faults] == [79]
@@ -34,18 +34,41 @@ async def test_an_xid_is_read_over_ssh(ssh: SshTransport, tmp_path: Path) -> Non
 
 async def test_a_kernel_log_that_may_not_be_read_says_so(ssh: SshTransport, tmp_path: Path) -> None:
     shim = install(tmp_path / "bin", ["--denied"])
-    report = await read_kernel_log(ssh, journalctl=NO_JOURNAL, dmesg=str(shim))
+    report = await read_kernel_log(ssh, ((NO_JOURNAL, "-k"), (str(shim),)))
     assert not report.permitted
     assert "cannot read the kernel log of" in report.summary
     assert "Operation not permitted" in report.summary
     assert "dmesg_restrict" in report.summary
 
+    assert f"{NO_JOURNAL} -k: not installed" in report.summary
 
-def test_settings_are_parameters_not_shell_text() -> None:
-    argv = kernel_log_argv(dmesg="/tmp/x; rm -rf /")
+
+async def test_configured_commands_are_tried_in_order(ssh: SshTransport, tmp_path: Path) -> None:
+    """A configured command with options runs as given; the first that may be read wins."""
+    denied = install(tmp_path / "denied", ["--denied"])
+    shim = install(tmp_path / "bin", ["--xid", "48"])
+    report = await read_kernel_log(ssh, ((str(denied), "--ctime"), (str(shim), "-T")))
+    assert report.permitted
+    assert report.source == "dmesg -T"
+    assert [fault.code for fault in report.faults] == [48]
+
+
+async def test_a_hostile_command_is_one_quoted_word(ssh: SshTransport, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    hostile = f"x; touch {marker}; $(touch {marker}) `touch {marker}`"
+    report = await read_kernel_log(ssh, ((hostile, "-k"),))
+    assert not report.permitted
+    assert "not installed" in report.summary
+    assert not marker.exists()
+
+
+def test_every_word_is_quoted_in_the_script() -> None:
+    argv = kernel_log_argv((("/tmp/x; rm -rf /", "-k"), ("dmesg",)), lines=50)
     assert argv[:2] == ["sh", "-c"]
-    assert argv[-1] == "/tmp/x; rm -rf /"
-    assert "rm -rf" not in argv[2]
+    assert argv[-1] == "50"
+    assert "'/tmp/x; rm -rf /'" in argv[2]
+    with pytest.raises(ValueError, match="needs a program"):
+        kernel_log_argv(((),))
 
 
 def test_a_clean_log_and_hostile_output() -> None:

@@ -109,11 +109,11 @@ def test_read_only_and_invalid_profiles_are_refused(
     for command in ("launch", "kill", "restart"):
         assert main([command, "watcher", "--config", str(config)]) == 1
         assert "read-only" in capsys.readouterr().err
-    assert main(["launch", "broken", "--config", str(config)]) == 2
+    assert main(["launch", "broken", "--config", str(config)]) == 4
     err = capsys.readouterr().err
     assert "config.toml: profiles.broken: launch.command[2]" in err
     assert "no launch.drafter" in err
-    assert main(["launch", "missing", "--config", str(config)]) == 2
+    assert main(["launch", "missing", "--config", str(config)]) == 4
     assert "no such profile" in capsys.readouterr().err
 
 

@@ -113,7 +113,7 @@ def test_a_job_asking_for_more_nodes_than_exist_waits_pending_with_its_reason(
     config = _config(tmp_path, login, nodes=3)
     job_id = _launch(config, capsys)
     code, records = _wait(capsys, "--config", str(config), "--timeout", "4s")
-    assert (records[-1]["verdict"], code) == ("PENDING", 2), records[-1]
+    assert (records[-1]["verdict"], code) == ("PENDING", 6), records[-1]
     assert records[-1]["detail"].startswith(f"job {job_id} still PENDING (")
     pending = _named(records, "job_changed")
     assert pending[0]["phase"] == "queued"

@@ -92,7 +92,7 @@ async def test_a_start_that_never_finishes_times_out(
     log = tmp_path / "server.log"
     log.write_text("[2025-01-01 00:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n")
     code, records = await run_wait(plan(ssh_server, log, None, timeout=1.5))
-    assert code == 2
+    assert code == 6
     assert records[-1]["verdict"] == "TIMEOUT"
 
 
@@ -100,7 +100,7 @@ async def test_a_log_that_does_not_exist_yet_is_waited_for(
     ssh_server: TestServer, tmp_path: Path
 ) -> None:
     code, records = await run_wait(plan(ssh_server, tmp_path / "later.log", None, timeout=1.5))
-    assert code == 2
+    assert code == 6
     assert any(r["event"] == "marker" and r["kind"] == "waiting" for r in records)
 
 
@@ -142,9 +142,10 @@ def test_the_command_follows_a_local_log_in_plain_text(tmp_path: Path) -> None:
         b"[2025-01-01 00:00:09] The server is fired up and ready to roll!\n"
     )
     command = [sys.executable, "-m", "tui", "wait", "--log", str(log), "--timeout", "30s"]
+    command += ["--log-only"]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "READY" in result.stdout.splitlines()[-1]
+    assert "READY: ready (log only: no port checked)" in result.stdout.splitlines()[-1]
     assert "\x1b" not in result.stdout
 
 

@@ -12,7 +12,7 @@ from tui.commands.wait import WaitPlan
 from tui.commands.wait_watch import wait_for_server
 from tui.engine.logs.log_engine import LogEngine
 
-EXPECTED = {"ready": (0, "READY"), "failed": (1, "FAILED"), "incomplete": (2, "TIMEOUT")}
+EXPECTED = {"ready": (0, "READY"), "failed": (1, "FAILED"), "incomplete": (6, "TIMEOUT")}
 
 
 def stops(data: bytes) -> bool:

@@ -217,3 +217,23 @@ def _metrics(client: httpx.Client) -> dict[str, float]:
 def test_unknown_paths_are_404(client: httpx.Client) -> None:
     assert client.get("/nope").status_code == 404
     assert client.get("/health").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("engine", "ready", "path", "body"),
+    [
+        ("sglang", READY, "/generate", {"text": "hi", "sampling_params": {"max_new_tokens": 1}}),
+        ("vllm", "Application startup complete.", "/v1/completions",
+         {"model": "Qwen/Qwen3-8B", "prompt": "hi", "max_tokens": 1}),
+    ],
+)  # fmt: skip
+def test_health_answers_503_for_n_requests_once_a_generation_was_served(
+    start_sim: SimFactory, engine: str, ready: str, path: str, body: dict[str, Any]
+) -> None:
+    server = start_sim(["--engine", engine, "--time-scale", FAST, "--health-503", "2"])
+    server.wait_for(ready)
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        before = [http.get("/health").status_code for _ in range(2)]
+        assert http.post(path, json=body).status_code == 200
+        after = [http.get("/health").status_code for _ in range(4)]
+    assert (before, after) == ([200, 200], [503, 503, 200, 200])

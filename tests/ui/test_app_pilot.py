@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.command import CommandList
 from textual.pilot import Pilot
-from textual.widgets import Log, Static
+from textual.widgets import Static
 
 from tests.ui.fakes import FakeClock, FakeLink, ranks, server
 from tui.app.feed.feed_sources import ScriptedSource
@@ -125,20 +125,25 @@ async def test_log_view_follows_pauses_and_filters() -> None:
         await _settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, LogScreen)
-        assert list(screen.query_one(Log).lines) == ["[ts TP0] fine", "[ts TP1] an error here"]
+        assert screen.lines.texts() == ["[ts TP0] fine", "[ts TP1] an error here"]
         await pilot.press("f")
         await app.ingest.put(ChunkReceived(b"[ts TP0] later\n"))
         await _settle(app, pilot)
         assert screen.pending == 1
-        assert len(screen.query_one(Log).lines) == 2
+        assert "paused, 1 new" in _status(screen)
         await pilot.press("f")
         await _settle(app, pilot)
-        assert screen.query_one(Log).lines[-1] == "[ts TP0] later"
+        assert screen.lines.on_screen()[-1] == "[ts TP0] later"
+        assert "following" in _status(screen)
         await pilot.press("e")
         await _settle(app, pilot)
-        assert list(screen.query_one(Log).lines) == ["[ts TP1] an error here"]
+        assert screen.lines.texts() == ["[ts TP1] an error here"]
         await pilot.press("escape")
         assert not isinstance(app.screen, LogScreen)
+
+
+def _status(screen: LogScreen) -> str:
+    return str(screen.query_one("#log-status", Static).render())
 
 
 async def test_search_finds_matching_lines() -> None:

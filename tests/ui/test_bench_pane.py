@@ -24,6 +24,7 @@ from tests.sim.conftest import Sim
 from tests.ui.fakes import FakeLink
 from tui.app.bench.bench_pane import BenchAskScreen, BenchPane
 from tui.app.bench.bench_state import BenchPhase
+from tui.app.bench.compare_screen import CompareScreen
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.feed.health_source import HealthSource
@@ -31,8 +32,11 @@ from tui.app.feed.session_source import SessionSource
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig
-from tui.engine.bench.level_fields import level_fields
-from tui.engine.startup.vocabulary import Verdict
+from tui.engine.bench.level_fields import level_fields, level_from_fields
+from tui.engine.bench.run_compare import Change
+from tui.engine.startup.vocabulary import Outcome, Verdict
+from tui.engine.timing.estimate import RunRecord
+from tui.engine.timing.fingerprint import Fingerprint
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.store.run_store import RunStore
 from tui.io.transport.host_session import HostSession
@@ -266,25 +270,129 @@ def _stand_in_tool(venv: Path) -> None:
     tool.chmod(0o755)
 
 
-async def test_official_mode_runs_the_engines_tool_on_the_host(
-    tmp_path: Path, session: HostSession, data_dir: Path
+async def test_official_mode_shows_the_engines_tool_beside_ours(
+    sim: Sim, tmp_path: Path, session: HostSession, data_dir: Path
 ) -> None:
     venv = tmp_path / "venv"
     _stand_in_tool(venv)
-    config = BenchConfig(num_prompts=4, concurrency=(1, 4), official=True)
+    config = BenchConfig(num_prompts=4, input_len=16, output_len=OUTPUT, concurrency=(1, 4),
+                         official=True)  # fmt: skip
     options = BenchOptions(config, profile="bench-test", data_dir=data_dir, venv=str(venv))
-    app = _ready_app(session, 30000, options)
+    app = _ready_app(session, sim.port, options)
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
-        assert "official sglang.bench_serving" in _text(app, "#bench-title")
-        first, second = (level_fields(level) for level in app.bench.state.results)
+        assert "then official sglang.bench_serving" in _text(app, "#bench-title")
+        ours = [level_fields(level) for level in app.bench.state.results]
+        assert [fields["completed"] for fields in ours] == [4, 4]
+        first, second = (level_fields(level) for level in app.bench.state.official)
         assert (first["completed"], first["failed"]) == (3, 1)
         assert (first["output_throughput"], second["output_throughput"]) == (100.0, 400.0)
         assert first["server_accept_basis"] == "lifetime"
-        table = _text(app, "#bench-table")
-        assert "3/1" in table
-        assert "2.41 (lifetime)" in table
+        lines = _text(app, "#bench-table").splitlines()
+        tool_rows = [line for line in lines if "└ sglang" in line]
+        assert len(tool_rows) == 2
+        assert "3/1" in tool_rows[0]
+        assert "100.0≠" in tool_rows[0]  # its tok/s is over a longer duration than ours
+        assert "2.41 (lifetime) · -≠" in tool_rows[0]
+        assert any("sglang defines it otherwise" in line for line in lines)
+        assert any("tok/s: over a duration that also holds its /server_info" in line
+                   for line in lines)  # fmt: skip
     with RunStore.open_default(configured=data_dir) as store:
         stored = store.bench_results(profile="bench-test")
-    assert {b.endpoint for b in stored} == {"official"}
-    assert sorted(b.concurrency for b in stored) == [1, 4]
+    assert {b.endpoint for b in stored} == {"generate", "official"}
+    assert sorted(b.concurrency for b in stored) == [1, 1, 4, 4]
+
+
+def _earlier_run(data_dir: Path, tok_s: float) -> int:
+    """A run of the same profile recorded before, benchmarked at c=1 over three trials."""
+    fields = {"max_concurrency": 1, "completed": 9, "failed": 0, "output_throughput": tok_s,
+              "median_ttft_ms": 25.0, "median_tpot_ms": 1.25,
+              "trials": {name: {"n": 3, "mean": m, "std": m * 0.01, "ci95": m * 0.025}
+                         for name, m in (("output_throughput", tok_s), ("median_ttft_ms", 25.0),
+                                         ("median_tpot_ms", 1.25))}}  # fmt: skip
+    with RunStore.open_default(configured=data_dir) as store:
+        fp = Fingerprint("sglang", None, "Qwen/Qwen3-8B")
+        run_id = store.add_run(RunRecord(fp, Outcome.READY, 60.0, (), 1000.0, "bench-test"))
+        store.add_bench(level_from_fields(fields), recorded_at=1010.0, run_id=run_id,
+                        profile="bench-test", model="Qwen/Qwen3-8B")  # fmt: skip
+    return run_id
+
+
+async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earlier_run(
+    sim: Sim, session: HostSession, data_dir: Path
+) -> None:
+    earlier = _earlier_run(data_dir, tok_s=100.0)
+    app = _app(sim, session, data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        assert [level.label for level in app.bench.state.levels] == ["c=1", "c=2"]
+        await pilot.press("v")
+        assert app.bench.state.selected == "c=1"
+        assert "t more trials of level c=1" in _text(app, "#bench-hint")
+        assert "▸c=1" in _text(app, "#bench-table")
+
+        await pilot.press("t")
+        await _until(pilot, lambda: app.bench.state.runs == 2, "t started more trials")
+        assert "3 more trials" in _text(app, "#bench-title")
+        await _until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
+        one, two = app.bench.state.levels
+        assert one.figures is not None
+        assert two.figures is not None
+        spread = one.figures.spread("output_throughput")
+        assert spread is not None
+        assert spread.n == 4  # the first trial and three more
+        assert one.figures.completed == 4 * 3
+        assert two.figures.spread("output_throughput") is None  # c=2 was left as it was
+        row = next(line for line in _text(app, "#bench-table").splitlines() if "c=1" in line)
+        assert "±" in row
+        verdict = _text(app, "#bench-verdict")
+        assert f"against #{earlier} " in verdict
+        assert "Welch's t-test" in verdict
+        rows = app.bench.state.verdicts or ()
+        tok_s = next(row for row in rows if row.name == "tok/s @c=1")
+        assert tok_s.cells[-1].judgement is Change.BETTER  # the sim is far faster than 100 tok/s
+        assert "tok/s +" in verdict
+        assert "▲" in verdict
+
+
+async def test_t_in_the_comparison_tests_against_its_baseline(
+    sim: Sim, session: HostSession, data_dir: Path
+) -> None:
+    earlier = _earlier_run(data_dir, tok_s=100.0)
+    app = _app(sim, session, data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await _until(pilot, lambda: screen.loaded and len(screen.columns) == 2, "two runs")
+        assert screen.columns[screen.baseline].run_id == earlier
+        await pilot.press("t")
+        await _until(pilot, lambda: not isinstance(app.screen, CompareScreen), "closed")
+        await _until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
+        assert app.bench.baseline_run == earlier
+        spreads = [
+            lv.figures.spread("output_throughput") for lv in app.bench.state.levels if lv.figures
+        ]
+        assert [s.n if s else None for s in spreads] == [4, 4]  # every level got more trials
+        assert f"against #{earlier} " in _text(app, "#bench-verdict")
+
+
+async def test_open_loop_levels_run_in_the_pane(
+    sim: Sim, session: HostSession, data_dir: Path
+) -> None:
+    config = BenchConfig(num_prompts=4, input_len=16, output_len=OUTPUT, request_rate=(40.0,),
+                         max_concurrency=2)  # fmt: skip
+    options = BenchOptions(config, profile="bench-test", data_dir=data_dir)
+    app = _ready_app(session, sim.port, options)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: "r=40 c<=2" in _text(app, "#bench-progress"), "progress")
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        assert "r=40 c<=2" in _text(app, "#bench-title")
+        (figures,) = app.bench.state.results
+        assert figures.request_rate == 40.0
+        assert figures.completed == 4
+        assert "r=40 c<=2" in _text(app, "#bench-table")
+    with RunStore.open_default(configured=data_dir) as store:
+        (stored,) = store.bench_results(profile="bench-test")
+    assert stored.result.request_rate == 40.0

@@ -19,6 +19,7 @@ from tui.app.monitor.view_model import Target
 from tui.commands import runs as runs_command
 from tui.config import BenchConfig
 from tui.engine.bench.level_fields import level_from_fields
+from tui.engine.bench.level_key import LevelKey
 from tui.engine.startup.snapshot import ServerInfo, Snapshot
 from tui.engine.startup.vocabulary import Outcome, Verdict
 from tui.engine.timing.estimate import RunRecord
@@ -161,7 +162,7 @@ def test_loose_and_unready_runs_are_left_out(data_dir: Path) -> None:
         )
     columns = load_columns(data_dir, Scope("profile", "kimi"))
     assert [c.run_id for c in columns] == [first, second]
-    assert columns[0].levels[4].output_throughput == 350.0
+    assert columns[0].levels[LevelKey.closed(4)].output_throughput == 350.0
 
 
 def test_bringup_runs_shows_the_app_s_records(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import App, ComposeResult
 
 from tui.app.monitor.themes import SEMANTIC_DEFAULTS
@@ -38,3 +40,41 @@ async def test_a_running_phase_replaces_the_stage_bar_and_an_idle_one_gives_it_b
         panel.show(RankCard(_rank(idle), 12))
         await pilot.pause()
         assert "1/9" in panel.render_text()
+
+
+class _CompactApp(App[None]):
+    """Four compact panels, as the rank grid lays out many ranks: two in a phase."""
+
+    CSS = "RankPanel { height: 2; width: 26; }"
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(SEMANTIC_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        for tag in ("TP0", "TP1", "TP2", "TP3"):
+            panel = RankPanel(tag)
+            panel.add_class("-compact")
+            yield panel
+
+    def on_mount(self) -> None:
+        jit = PhaseState(Phase.DEEPGEMM_JIT, Stage.CUDA_GRAPH, 0.0, 0.0, 3, total=8)
+        build = PhaseState(Phase.AITER_BUILD, Stage.CUDA_GRAPH, 0.0, 0.0, 2, detail="module_x")
+        ended = PhaseState(Phase.TORCH_COMPILE, Stage.CUDA_GRAPH, 0.0, 0.0, 4, running=False)
+        for panel, phase in zip(self.query(RankPanel), (jit, build, ended, None), strict=True):
+            rank = _rank(phase)
+            panel.show(RankCard(RankState(panel.tag, stage=rank.stage, progress=rank.progress,
+                                          phase=phase), 30))  # fmt: skip
+
+
+async def test_a_compact_panel_names_the_phase_and_its_count() -> None:
+    async with _CompactApp().run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        shown = [panel.render_text() for panel in pilot.app.query(RankPanel)]
+        assert "JIT 3/8" in shown[0]
+        assert "build 2" in shown[1]
+        assert shown[2].splitlines()[1].endswith("1/9")  # an ended phase gives the bar back
+        assert shown[3].splitlines()[1].endswith("1/9")
+
+
+def test_compact_panels_with_phases(snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(_CompactApp(), terminal_size=(30, 10))

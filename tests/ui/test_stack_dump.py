@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Log
 
 from tests.io.launch_support import local_launcher
 from tests.net import free_port
@@ -138,9 +137,9 @@ async def test_d_dumps_the_focused_rank_into_its_log(
         screen = app.screen
         assert isinstance(screen, LogScreen)
         assert screen.rank == "TP1"
-        log = screen.query_one(Log)
-        await until(pilot, lambda: "py-spy dump of TP1" in "\n".join(log.lines), "dump shown")
-        text = "\n".join(log.lines)
+        log = screen.lines
+        await until(pilot, lambda: "py-spy dump of TP1" in "\n".join(log.texts()), "dump shown")
+        text = "\n".join(log.texts())
         assert "(sglang::scheduler_TP1)" in text
         assert "tui/sim/rank.py" in text
         assert "main" in text
@@ -161,9 +160,10 @@ async def test_d_dumps_over_ssh(
             await launch_and_focus(pilot, app, "TP0")
             await pilot.press("d")
             await until(pilot, lambda: isinstance(app.screen, LogScreen), "the log view opened")
-            log = app.screen.query_one(Log)
-            await until(pilot, lambda: "(sglang::scheduler_TP0)" in "\n".join(log.lines), "dump")
-            assert "tui/sim/rank.py" in "\n".join(log.lines)
+            assert isinstance(app.screen, LogScreen)
+            log = app.screen.lines
+            await until(pilot, lambda: "(sglang::scheduler_TP0)" in "\n".join(log.texts()), "dump")
+            assert "tui/sim/rank.py" in "\n".join(log.texts())
             host = (await session.transport()).label
             assert f"stacks of TP0 on {host}: shown in the log" in notes(app)
     finally:

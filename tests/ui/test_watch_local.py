@@ -93,4 +93,4 @@ def test_watch_local_takes_the_default_port_of_the_engine() -> None:
 def test_watch_host_keeps_the_host_spec() -> None:
     plan = watch_plan(_args(host="me@gpu-1:2222", log="/srv/s.log"), Config())
     assert plan.host == "me@gpu-1:2222"
-    assert plan.profile.port == 30000
+    assert plan.profile.port is None, "the start of the log names the engine (watch_port)"

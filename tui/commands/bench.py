@@ -23,6 +23,9 @@ from typing import Any
 
 from tui.commands.bench_progress import progress_for
 from tui.commands.bench_table import BenchHeader, render_table
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.json_time import SCHEMA_VERSION
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import BenchConfig, ConfigError, Profile, load_config
 from tui.data.prompts import PromptFileError
 from tui.engine.bench.level_fields import level_fields
@@ -104,7 +107,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add = parser.add_argument
     add("--url", help="server address, e.g. http://127.0.0.1:30000 (default: the profile's)")
     add("--config", type=Path, help="configuration file (default: $BRINGUP_CONFIG or XDG)")
-    add("--profile", help="take the workload and the server (local, over SSH, Slurm job) from it")
+    add("profile", nargs="?", metavar="PROFILE",
+        help="take the workload and the server (local, over SSH, Slurm job) from it")  # fmt: skip
+    add("--profile", dest="profile_option", help=argparse.SUPPRESS)
     add("--num-prompts", type=_positive, help="requests per level (default: max(5 x c, 16))")
     add("--concurrency", type=_levels, help="closed-loop levels, e.g. 1,4,16")
     add("--request-rate", type=_rates, help="open-loop levels in requests/s, e.g. 2,8,inf")
@@ -130,6 +135,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add("--save-detailed", action="store_true", help="add per-request arrays to --save-result")
     add("--json", action="store_true", help="print JSON instead of a table")
     add("--no-save", action="store_true", help="do not keep the results in the run history")
+    add_ssh_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -158,7 +164,7 @@ def _settings(args: argparse.Namespace, bench: BenchConfig) -> BenchConfig:
 def _profile(args: argparse.Namespace) -> Profile | None:
     if args.profile is None and args.config is None:
         return None
-    return load_config(args.config).profile(args.profile)
+    return with_ssh_flags(args, load_config(args.config).profile(args.profile))
 
 
 @contextlib.asynccontextmanager
@@ -169,7 +175,7 @@ async def _reach(url: str | None, profile: Profile | None) -> AsyncIterator[tupl
         yield url, url
         return
     if profile is None:
-        raise ValueError("give --url (the server address) or --profile")
+        raise ValueError("give --url (the server address) or a PROFILE")
     if profile.scheduler == "slurm":
         async with _job_address(profile) as reached:
             yield reached
@@ -225,13 +231,15 @@ async def _measure(
 
 
 def run(args: argparse.Namespace) -> int:
+    args.profile = args.profile or getattr(args, "profile_option", None)
     try:
         profile = _profile(args)
-        if args.url is None and profile is None:
-            raise ValueError("give --url (the server address); only a profile implies one")
-    except (ConfigError, ValueError) as exc:
+    except ConfigError as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
+    if args.url is None and profile is None:
+        print("bringup bench: give --url (the server address) or a PROFILE", file=sys.stderr)
+        return ExitStatus.USAGE
     settings = _settings(args, profile.bench if profile else BenchConfig())
     api_key = api_key_of(args.api_key, profile)
     started = time.time()
@@ -239,18 +247,21 @@ def run(args: argparse.Namespace) -> int:
         workload, model, recorded, reports = asyncio.run(
             _measure(args.url, profile, settings, api_key, args.model)
         )
-    except (PromptFileError, ValueError) as exc:
+    except PromptFileError as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
-        return 2
-    except (SlurmError, ConnectError) as exc:
+        return ExitStatus.CONFIG
+    except ValueError as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
-        return 1
-    except AccessDenied as exc:
+        return ExitStatus.USAGE
+    except SlurmError as exc:
         print(f"bringup bench: {exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.FAILED
+    except (ConnectError, AccessDenied) as exc:
+        print(f"bringup bench: {exc}", file=sys.stderr)
+        return ExitStatus.UNREACHABLE
     except OSError as exc:
         print(f"bringup bench: cannot reach the server: {exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.UNREACHABLE
     levels = [level_figures(report) for report in reports]
     url = recorded
     meta = _meta(url, workload, model, settings, started)
@@ -260,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
         written = save_results(args.save_result, reports, levels, meta, args.save_detailed)
         print(f"bringup bench: wrote {', '.join(map(str, written))}", file=sys.stderr)
     print(json.dumps(_report(meta, levels), indent=2) if args.json else render_table(meta, levels))
-    return 0 if all(level.completed for level in levels) else 1
+    return ExitStatus.OK if all(level.completed for level in levels) else ExitStatus.FAILED
 
 
 def result_paths(path: Path, labels: list[str]) -> list[Path]:
@@ -307,7 +318,8 @@ def _meta(
 
 def _report(meta: BenchHeader, levels: list[LevelFigures]) -> dict[str, Any]:
     """What ``--json`` prints: the run's settings, then the one level or every level."""
-    head = dataclasses.asdict(meta)
+    head = {"schema_version": SCHEMA_VERSION, "t": round(time.time(), 6)}
+    head |= dataclasses.asdict(meta)
     results = [level_fields(level) for level in levels]
     if len(results) == 1:
         return head | results[0]

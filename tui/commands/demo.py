@@ -12,6 +12,8 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING
 
+from tui.commands.exit_codes import ExitStatus
+
 if TYPE_CHECKING:
     from tui.app.monitor.app_runner import ExitGuard
     from tui.io.demo.demo_host import DemoHost, DemoOptions
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_demo(options, args.theme))
     except asyncio.CancelledError:
-        return 1  # a signal ended the demo before the app ran; everything was stopped
+        return ExitStatus.FAILED  # a signal ended the demo before the app ran; all was stopped
 
 
 async def _demo(options: DemoOptions, theme: str | None) -> int:
@@ -68,7 +70,7 @@ async def _watch_demo(
     from tui.io.bench.bench_setup import DEMO_BENCH
 
     if demo.session is None:
-        return 1
+        return ExitStatus.FAILED
     settings = WatchSettings(
         target=Target(f"demo {options.scenario}", demo.label),
         log_path=str(demo.log_path),

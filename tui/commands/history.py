@@ -11,6 +11,7 @@ import argparse
 import json
 import sqlite3
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import closing
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.json_time import SCHEMA_VERSION
 from tui.config import ConfigError, load_config
 from tui.engine.logs.sanitize import clean_segment
 from tui.engine.startup.vocabulary import Outcome
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         path = database_file(configured=load_config(args.config).data_dir)
     except ConfigError as error:
         print(f"bringup history: {error}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
     records: list[RunRecord] = []
     if path.is_file():
         try:
@@ -119,16 +122,19 @@ def run(args: argparse.Namespace) -> int:
                 records = runs(db, profile=args.profile)
         except sqlite3.Error as error:
             print(f"bringup history: cannot read {path}: {error}", file=sys.stderr)
-            return 2
+            return ExitStatus.CONFIG
     summaries = summarize(records)
     if args.json:
-        print(json.dumps([to_json(s) for s in summaries], indent=2))
+        fingerprints = [to_json(s) for s in summaries]
+        document = {"schema_version": SCHEMA_VERSION, "t": round(time.time(), 6),
+                    "profile": args.profile, "fingerprints": fingerprints}  # fmt: skip
+        print(json.dumps(document, indent=2))
     elif not summaries:
         where = f" for profile {clean_segment(args.profile)!r}" if args.profile else ""
         print(f"No start-up history{where} yet: runs are recorded when they finish starting.")
     else:
         print("\n\n".join(to_text(s) for s in summaries))
-    return 0
+    return ExitStatus.OK
 
 
 def to_json(summary: Summary) -> dict[str, Any]:

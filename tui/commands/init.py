@@ -8,6 +8,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from tui.commands.exit_codes import ExitStatus
 from tui.config import default_config_path
 
 
@@ -43,12 +44,12 @@ def run(args: argparse.Namespace) -> int:
     path = _target(args.path)
     if path.exists() and not args.force:
         print(f"bringup init: {path} already exists (use --force to overwrite)", file=sys.stderr)
-        return 1
+        return ExitStatus.FAILED
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(example_text(), encoding="utf-8")
     except OSError as exc:
         print(f"bringup init: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.FAILED
     print(f"wrote {path}")
-    return 0
+    return ExitStatus.OK

@@ -4,14 +4,17 @@ Sends SIGTERM to each node's recorded process group, waits the grace period (``l
 grace_period`` unless ``--grace`` is given), then SIGKILLs what is left. Only the recorded group
 is signalled, after checking that its leader is still the process the run started. Reports,
 per node, what was still alive after the grace period and whether the port and the GPU memory
-were released. Exit status: 0 nothing of the run is left, 1 something survived or was refused.
+were released. Exit status: 0 nothing of the run is left, 1 something survived or was refused
+(3 unreachable, 4 invalid configuration, as ``bringup launch``). ``--json``: one document.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from tui.commands.launch import add_profile_arguments, run_action, say
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.launch import add_profile_arguments, progress, run_action, say
+from tui.commands.launch_json import emit, killed_document
 from tui.engine.timing.durations import DurationError, parse_duration
 from tui.io.launch.launch_profile import kill_lines
 from tui.io.launch.launcher import Launcher
@@ -53,9 +56,13 @@ def add_grace_argument(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     async def body(launcher: Launcher) -> int:
-        kills = await launcher.kill(args.grace, progress=say)
+        kills = await launcher.kill(args.grace, progress=progress(args))
+        code = ExitStatus.OK if all(k.ok for k in kills) else ExitStatus.FAILED
+        if args.json:
+            emit(killed_document(launcher.spec.profile, code, kills))
+            return code
         for line in kill_lines(kills):
             say(line)
-        return 0 if all(k.ok for k in kills) else 1
+        return code
 
     return run_action(args, "kill", body)

@@ -3,7 +3,9 @@
 Every node is checked first (port free, no live previous run, GPUs idle, model path present);
 the launch is refused with the reasons unless ``--force`` is given. The command returns once
 every node's process group exists; follow the run with the printed ``-latest.log`` path.
-Exit status: 0 launched, 1 refused or failed, 2 invalid configuration or unreachable host.
+Exit status (``tui.commands.exit_codes``): 0 launched, 1 refused or failed, 3 a host could not
+be reached or asked, 4 invalid configuration. ``--json`` prints one document
+(``launch_json.py``) instead of the sentences; progress then goes to standard error.
 
 The helpers here are shared by ``bringup kill`` and ``bringup restart``.
 """
@@ -17,6 +19,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO
 
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.launch_json import document, emit, launch_fields
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import ConfigError, Profile, load_config
 from tui.engine.launch.launch_plan import PlanError
 from tui.engine.logs.sanitize import sanitize_line
@@ -26,6 +31,7 @@ from tui.io.launch.launcher import Launcher
 from tui.io.transport.ssh import ConnectError
 
 Action = Callable[[Launcher], Awaitable[int]]
+Failed = Callable[[int, str], int]
 
 
 DESCRIPTION = (
@@ -36,7 +42,7 @@ DESCRIPTION = (
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    """``PROFILE`` and ``--config``, as every launch command takes them."""
+    """``PROFILE``, ``--config`` and ``--json``, as every launch command takes them."""
     parser.add_argument(
         "profile",
         nargs="?",
@@ -49,6 +55,8 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="configuration file (default: $BRINGUP_CONFIG or the XDG file)",
     )
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add_ssh_arguments(parser)
 
 
 def say(line: str, stream: TextIO | None = None) -> None:
@@ -56,40 +64,51 @@ def say(line: str, stream: TextIO | None = None) -> None:
     print(sanitize_line(line), file=stream or sys.stdout, flush=True)
 
 
-def _profile(args: argparse.Namespace, action: str) -> tuple[str, Profile | None]:
+def _profile(args: argparse.Namespace, action: str) -> tuple[str, Profile | str]:
+    """Where the profile is written and the profile, or why ``action`` is refused."""
     config = load_config(args.config)
-    profile = config.profile(args.profile)
+    profile = with_ssh_flags(args, config.profile(args.profile))
     where = f"{config.path or 'configuration'}: profiles.{profile.name}"
     if profile.read_only:
-        say(f"refused: profile {profile.name!r} is read-only: {action} is switched off", sys.stderr)
-        return where, None
+        return where, f"refused: profile {profile.name!r} is read-only: {action} is switched off"
     if not profile.launch.command:
-        say(f"refused: {where}: no launch.command to {action} with", sys.stderr)
-        return where, None
+        return where, f"refused: {where}: no launch.command to {action} with"
     return where, profile
 
 
 def run_action(args: argparse.Namespace, action: str, body: Action) -> int:
-    """Load the profile, connect, run ``body``; turn every expected failure into a message."""
+    """Load the profile, connect, run ``body``; turn every expected failure into a message
+    (and, with ``--json``, a document)."""
     where = "configuration"
+
+    def failed(code: int, message: str) -> int:
+        say(message, sys.stderr)
+        if getattr(args, "json", False):
+            emit(document(action, args.profile, code, error=sanitize_line(message)))
+        return code
+
     try:
         where, profile = _profile(args, action)
-        if profile is None:
-            return 1
+        if isinstance(profile, str):
+            return failed(ExitStatus.FAILED, profile)
         if profile.scheduler == "slurm":
             from tui.commands.slurm_launch import run_slurm
 
             return run_slurm(profile, action, args)
         return asyncio.run(_with_launcher(profile, body))
     except ConfigError as exc:
-        say(f"error: {exc}", sys.stderr)
-        return 2
+        return failed(ExitStatus.CONFIG, f"error: {exc}")
     except PlanError as exc:
-        say(f"error: {where}: {exc}", sys.stderr)
-        return 2
+        return failed(ExitStatus.CONFIG, f"error: {where}: {exc}")
     except (ConnectError, NodeError) as exc:
-        say(f"error: {exc}", sys.stderr)
-        return 2
+        return failed(ExitStatus.UNREACHABLE, f"error: {exc}")
+
+
+def progress(args: argparse.Namespace) -> Callable[[str], None]:
+    """Where progress sentences go: standard output, or standard error with ``--json``."""
+    if args.json:
+        return lambda line: say(line, sys.stderr)
+    return say
 
 
 async def _with_launcher(profile: Profile, body: Action) -> int:
@@ -115,8 +134,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     async def body(launcher: Launcher) -> int:
         result = await launcher.launch(force=args.force)
+        code = ExitStatus.OK if result.ok else ExitStatus.FAILED
+        if args.json:
+            emit(document("launch", launcher.spec.profile, code, **launch_fields(result)))
+            return code
         for line in launch_lines(result):
             say(line)
-        return 0 if result.ok else 1
+        return code
 
     return run_action(args, "launch", body)

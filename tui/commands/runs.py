@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands.bench_table import number_text
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.json_time import SCHEMA_VERSION
 from tui.commands.runs_compare import compare_text, sessions
 from tui.config import ConfigError, load_config
 from tui.engine.bench.level_fields import level_fields
@@ -55,7 +57,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="list or export recorded runs",
         description="List or export recorded start-ups and benchmark results.",
     )
-    parser.add_argument("--profile", help="only runs of this profile")
+    parser.add_argument("profile", nargs="?", metavar="PROFILE", help="only runs of this profile")
+    parser.add_argument("--profile", dest="profile_option", help=argparse.SUPPRESS)
     parser.add_argument("--config", type=Path, help="configuration file (for its data_dir)")
     parser.add_argument("--limit", type=int, help="only the newest N runs")
     parser.add_argument("--benchmarks", action="store_true", help="list benchmark levels")
@@ -71,6 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.profile = args.profile or getattr(args, "profile_option", None)
     try:
         config = load_config(args.config)
         with RunStore.open_default(configured=config.data_dir) as store:
@@ -78,16 +82,17 @@ def run(args: argparse.Namespace) -> int:
             benches = store.bench_results(profile=args.profile)
     except (ConfigError, StoreError) as exc:
         print(f"bringup runs: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
     if getattr(args, "compare", False):
         print(compare_text(sessions(benches, args.limit or 2)))
     elif args.json:
-        print(json.dumps(export(runs, benches), indent=2))
+        head = {"schema_version": SCHEMA_VERSION, "t": round(time.time(), 6)}
+        print(json.dumps(head | export(runs, benches), indent=2))
     elif args.csv:
         sys.stdout.write(bench_csv(benches) if args.benchmarks else runs_csv(runs))
     else:
         print(bench_table(benches) if args.benchmarks else runs_table(runs, benches))
-    return 0
+    return ExitStatus.OK
 
 
 def run_row(run: StoredRun) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.level_key import LevelKey
 from tui.engine.bench.run_compare import Change, RunColumn, compare_rows, inconclusive
 from tui.engine.logs.sanitize import sanitize_line
 from tui.io.store.run_store import StoredBench
@@ -20,14 +21,13 @@ MARKS = {Change.BETTER: " better", Change.WORSE: " worse", Change.SAME: ""}
 
 
 def sessions(benches: Sequence[StoredBench], limit: int) -> list[RunColumn]:
-    """The newest ``limit`` sessions, oldest first, closed-loop levels by concurrency."""
-    grouped: dict[float, dict[int, LevelFigures]] = {}
+    """The newest ``limit`` sessions, oldest first, closed-loop levels by concurrency and
+    open-loop levels by request rate."""
+    grouped: dict[float, dict[LevelKey, LevelFigures]] = {}
     first_id: dict[float, int] = {}
     for bench in benches:
-        if bench.result.request_rate is not None:
-            continue
         levels = grouped.setdefault(bench.recorded_at, {})
-        levels.setdefault(bench.concurrency, bench.result)
+        levels.setdefault(LevelKey.of(bench.result), bench.result)
         first_id[bench.recorded_at] = min(first_id.get(bench.recorded_at, bench.id), bench.id)
     newest = sorted(grouped)[-limit:]
     return [

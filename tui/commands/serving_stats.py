@@ -18,6 +18,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.json_time import SCHEMA_VERSION
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
 from tui.config import ConfigError, Profile, load_config
 from tui.engine.metrics.figure_text import figures_line
 from tui.engine.timing.durations import DurationError, parse_duration
@@ -28,7 +31,8 @@ from tui.io.metrics.metrics_scrape import (
     ScrapeOptions,
 )
 from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
-from tui.io.transport.ssh import SshTarget, parse_host_spec
+from tui.io.transport.profile_target import spec_target
+from tui.io.transport.ssh import ConnectError
 
 DESCRIPTION = (
     "Print the engine's serving figures from its /metrics (tokens/s, running and queued "
@@ -56,20 +60,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add("--interval", type=_interval, help="time between scrapes (default: the profile's, 2s)")
     add("--json", action="store_true", help="print one JSON object per scrape")
     add("--count", type=int, help="stop after this many scrapes")
+    add_ssh_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        profile = None if args.url else load_config(args.config).profile(args.profile)
+        loaded = None if args.url else load_config(args.config).profile(args.profile)
+        profile = None if loaded is None else with_ssh_flags(args, loaded)
     except ConfigError as exc:
         print(f"bringup stats: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.CONFIG
     options = _options(args, profile)
     try:
         return asyncio.run(_stats(args, profile, options, sys.stdout))
-    except KeyboardInterrupt:
-        return 0
+    except ConnectError as exc:
+        print(f"bringup stats: {exc}", file=sys.stderr)
+        return ExitStatus.UNREACHABLE
 
 
 def _options(args: argparse.Namespace, profile: Profile | None) -> ScrapeOptions:
@@ -116,7 +123,7 @@ async def _print(
         count += 1
         if args.count is not None and count >= args.count:
             break
-    return 0
+    return ExitStatus.OK
 
 
 def _line(report: MetricsScraped | MetricsMissing) -> str:
@@ -128,11 +135,14 @@ def _line(report: MetricsScraped | MetricsMissing) -> str:
     return text + alarms
 
 
+def _head() -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "t": round(time.time(), 6)}
+
+
 def _json(report: MetricsScraped | MetricsMissing) -> dict[str, Any]:
     if isinstance(report, MetricsMissing):
-        return {"time": time.time(), "missing": report.reason, "absent": report.absent}
-    return {
-        "time": time.time(),
+        return _head() | {"missing": report.reason, "absent": report.absent}
+    return _head() | {
         "engine": report.engine,
         "last_10s": dataclasses.asdict(report.figures.short),
         "interval": dataclasses.asdict(report.figures.interval),
@@ -146,13 +156,4 @@ def _json(report: MetricsScraped | MetricsMissing) -> dict[str, Any]:
 def _session(profile: Profile) -> HostSession:
     if not profile.hosts:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(profile.hosts[0])
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=profile.ssh_config,
-        known_hosts=profile.known_hosts,
-        host_key_policy="accept-new" if profile.host_key_policy == "accept-new" else "strict",
-    )
-    return HostSession(SshConnector(target))
+    return HostSession(SshConnector(spec_target(profile, profile.hosts[0])))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
+
+from tui.commands.exit_codes import ExitStatus, exit_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -12,7 +15,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_argv(argv: list[str]) -> int:
-    """Run the simulator with a real server's command line (unknown flags included)."""
+    """Run the simulator with a real server's command line (unknown flags included); its
+    ``--help`` ends with the exit-status table, as every command's does."""
+    if {"-h", "--help"} & set(argv):
+        from tui.sim.sim_cli import build_parser
+
+        sys.stdout.write(f"{build_parser('bringup sim').format_help()}\n{exit_table()}\n")
+        return ExitStatus.OK
     from tui.sim.sim_main import main
 
     return main(argv, prog="bringup sim")

@@ -2,16 +2,22 @@
 
 It follows the log (over SSH, or on this machine with ``--local`` or without ``--host``), feeds
 it to the log engine, and when a port is known polls ``/health`` and one real generation
-through the same connection. Exit status:
+through the same connection. Exit status (the one table, ``tui.commands.exit_codes``):
 
-- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token);
+- 0: ready (the ready line, and with a port also ``/health`` 200 and a generated token), held
+  for ``--settle`` (a ``/health`` blip within it, DEGRADED, does not change that);
 - 1: the start failed (FAILED: a failure in the log), the server stopped (STOPPED: it shut
   down, before or after its ready line), or with ``--fail-on-stall`` a rank was judged STALLED
   (see docs/history.md);
-- 2: the time given by ``--timeout`` ran out (also for command-line usage errors);
+- 2: a command-line usage error;
 - 3: the host could not be reached, or refused the host key or the authentication;
 - 4: the configuration is invalid;
-- 5: an unexpected error stopped the wait (its traceback is printed on standard error).
+- 5: an unexpected error stopped the wait (its traceback is printed on standard error);
+- 6: the time given by ``--timeout`` ran out.
+
+Without ``--port`` the health port is the engine's default (SGLang 30000, vLLM 8000): the
+profile's or ``--engine``'s engine, or else the one the log shows once it is detected.
+``--log-only`` polls no port; READY then says that only the log was read.
 
 The verdict is the judge's (``tui.engine.judge``), the same the app shows for the same log;
 the wait only adds its own endings (TIMEOUT, UNREACHABLE, ERROR) and maps each to its status.
@@ -30,14 +36,28 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from tui.config import Config, ConfigError, DurationError, Profile, load_config, parse_duration
+from tui.commands.exit_codes import ExitStatus
+from tui.commands.signals import ended_by_signal
+from tui.commands.ssh_flags import add_ssh_arguments, with_ssh_flags
+from tui.config import (
+    Config,
+    ConfigError,
+    DurationError,
+    Profile,
+    SshChoices,
+    load_config,
+    parse_duration,
+)
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.judge.stall import StallPolicy
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.servers import registry
 from tui.engine.startup.vocabulary import Verdict
 from tui.engine.timing.estimate import DEFAULT_STARTUP
 
-EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT, EXIT_UNREACHABLE, EXIT_CONFIG, EXIT_ERROR = 0, 1, 2, 3, 4, 5
+EXIT_READY, EXIT_FAILED, EXIT_TIMEOUT = ExitStatus.OK, ExitStatus.FAILED, ExitStatus.TIMEOUT
+EXIT_UNREACHABLE, EXIT_CONFIG = ExitStatus.UNREACHABLE, ExitStatus.CONFIG
+EXIT_ERROR = ExitStatus.ERROR
 ENGINES = registry.choices()
 
 
@@ -87,13 +107,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "wait",
         help=(
             "wait without a screen until a server is ready (exit 0), failed or stopped (1), "
-            "timed out (2)"
+            "timed out (6)"
         ),
         description=(
-            "Follow a server's log (and its health port) until it is ready, failed or stopped. "
-            "Exit 0 ready, 1 failed, stopped (shut down, even after its ready line) or, with "
-            "--fail-on-stall, stalled, 2 timeout, 3 host unreachable or refused, 4 bad config, "
-            "5 an unexpected error (traceback on standard error)."
+            "Follow a server's log (and its health port) until it is ready, failed or stopped "
+            "(shut down, even after its ready line) or, with --fail-on-stall, stalled. Without "
+            "--port the engine's default port is polled (SGLang 30000, vLLM 8000)."
         ),
     )
     parser.add_argument("profile", nargs="?", metavar="PROFILE", help="profile to wait for")
@@ -111,14 +130,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         help="server log to follow; repeat with --host, one per node (see docs/multinode.md)",
     )
-    parser.add_argument("--port", type=int, metavar="N", help="server HTTP port on the host")
+    ports = parser.add_mutually_exclusive_group()
+    ports.add_argument(
+        "--port", type=int, metavar="N", help="server HTTP port (default: the engine's default)"
+    )
+    ports.add_argument(
+        "--log-only", action="store_true", help="poll no port: READY on the log's ready line"
+    )
     parser.add_argument("--engine", choices=ENGINES, default=None)
     parser.add_argument("--timeout", default="15m", metavar="DURATION", help="90, 90s, 15m, 1h")
-    parser.add_argument("--ssh-config", type=Path, metavar="PATH", help="ssh client config")
-    parser.add_argument("--known-hosts", type=Path, metavar="PATH", help="known_hosts file")
     parser.add_argument(
-        "--accept-new", action="store_true", help="record an unknown host key on first use"
+        "--settle",
+        default="0.5s",
+        metavar="DURATION",
+        help="keep watching this long after READY before exiting 0: a failure or a stop in it "
+        "exits 1, a /health blip (DEGRADED) does not (default 0.5s)",
     )
+    add_ssh_arguments(parser)
     parser.add_argument(
         "--fail-on-stall", action="store_true", help="exit 1 as soon as a rank is STALLED"
     )
@@ -171,6 +199,8 @@ class WaitPlan:
     ssh_config: Path | None = None
     known_hosts: Path | None = None
     host_key_policy: str = "strict"
+    """The profile's policy, for hosts whose ssh config has no ``StrictHostKeyChecking``."""
+    ssh_choices: SshChoices = field(default_factory=SshChoices)
     fail_on_stall: bool = False
     profile: str | None = None
     expected_startup: float = DEFAULT_STARTUP
@@ -182,6 +212,12 @@ class WaitPlan:
     """The Slurm job whose nodes are followed (their logs are known once it runs)."""
     health_host: str = "127.0.0.1"
     """Where ``port`` is, as seen from ``host``: node 0's address for a Slurm job."""
+    detect_port: bool = False
+    """With no ``port``: poll the default port of the engine the log shows, once it does."""
+    settle: float = 0.5
+    """Seconds the server must have been READY (or DEGRADED since) before the wait ends."""
+    health_grace: float = DEFAULT_HEALTH_GRACE
+    """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
 
     @property
     def nodes(self) -> tuple[NodeTarget, ...]:
@@ -195,27 +231,30 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
     config = Config() if ad_hoc else load_config(args.config)
     profile = Profile() if ad_hoc else config.profile(args.profile)
     engine = args.engine or profile.engine
-    port = args.port if args.port is not None else profile.port
-    if port is None and not ad_hoc:
-        port = profile.port_for(engine)
     from tui.commands.wait_slurm import slurm_target
 
     slurm = slurm_target(args, profile)
     nodes = node_targets(args.local, hosts, logs, profile) if slurm is None else ()
     host, log = (nodes[0].host, nodes[0].log) if nodes else (None, None)
+    detect = log is not None and slurm is None
+    port, detect_port = health_port(args, profile, engine, detect)
+    if ad_hoc and log is None and args.port is None:
+        port = None  # a host alone names no server: --port or --log says what to wait for
     if log is None and port is None and slurm is None:
         raise ValueError("nothing to wait for: give --log PATH and/or --port N, or a profile")
     try:
         timeout = parse_duration(args.timeout)
     except DurationError as error:
         raise ValueError(f"--timeout: {error}") from None
-    policy = "accept-new" if args.accept_new else profile.host_key_policy
+    settle = _settle(args)
+    profile = with_ssh_flags(args, profile)
     stall = _stall_policy(args, profile)
     return WaitPlan(
         host, log, port, engine, timeout, args.json,
-        ssh_config=args.ssh_config or profile.ssh_config,
-        known_hosts=args.known_hosts or profile.known_hosts,
-        host_key_policy=policy,
+        ssh_config=profile.ssh_config,
+        known_hosts=profile.known_hosts,
+        host_key_policy=profile.host_key_policy,
+        ssh_choices=profile.ssh_choices,
         fail_on_stall=getattr(args, "fail_on_stall", False),
         profile=None if ad_hoc else profile.name,
         expected_startup=profile.expected_startup,
@@ -223,7 +262,34 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         data_dir=config.data_dir,
         more_nodes=nodes[1:],
         slurm=slurm,
+        detect_port=detect_port,
+        settle=settle,
+        health_grace=profile.serving.health_grace,
     )  # fmt: skip
+
+
+def _settle(args: argparse.Namespace) -> float:
+    try:
+        return parse_duration(getattr(args, "settle", None) or "0.5s")
+    except DurationError as error:
+        raise ValueError(f"--settle: {error}") from None
+
+
+def health_port(
+    args: argparse.Namespace, profile: Profile, engine: str, detect: bool
+) -> tuple[int | None, bool]:
+    """The port to poll and whether it waits for the log to name the engine: ``--port``, the
+    profile's, the default of a named engine; with an ``auto`` engine and one log, the
+    default of the engine the log shows once it is detected."""
+    if getattr(args, "log_only", False):
+        return None, False
+    if args.port is not None:
+        return args.port, False
+    if profile.port is not None:
+        return profile.port, False
+    if registry.find(engine) is None and detect:
+        return None, True
+    return registry.or_default(engine).default_port, False
 
 
 def listed(value: str | list[str] | None) -> list[str]:
@@ -276,12 +342,15 @@ def _stall_policy(args: argparse.Namespace, profile: Profile) -> StallPolicy:
 def run(args: argparse.Namespace) -> int:
     try:
         plan = wait_plan(args)
-    except (ConfigError, ValueError) as error:
+    except ConfigError as error:
         print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
         return EXIT_CONFIG
+    except ValueError as error:
+        print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
+        return ExitStatus.USAGE
     from tui.commands.wait_watch import wait_for_server
 
     try:
         return asyncio.run(wait_for_server(plan))
     except KeyboardInterrupt:
-        return 130
+        return ended_by_signal()

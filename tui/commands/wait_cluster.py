@@ -59,6 +59,7 @@ class ClusterWatcher(Watcher):
         for event in update.events:
             own = isinstance(event, _CLUSTER_EVENTS)
             self.report.emit(event, None if own else update.node)
+            self.noticed(event)
         self.snapshot = update.snapshot
         self.judge()
 
@@ -112,8 +113,11 @@ async def _watch(sessions: list[HostSession], watcher: ClusterWatcher) -> Decisi
         if node.log is not None:
             follow = watcher.follow_node(session, index, node.log)
             tasks.append(asyncio.create_task(guarded(watcher, follow)))
-    if plan.port is not None:
-        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(sessions[0], plan.port))))
+
+    def spawn(port: int) -> None:
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(sessions[0], port))))
+
+    watcher.poll_chosen_port(spawn)
     return await until_decided(watcher, tasks)
 
 

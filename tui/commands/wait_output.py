@@ -1,8 +1,11 @@
 """What ``bringup wait`` prints: one JSON object per event, or one human line per change.
 
-``--json`` writes ``{"t": unix seconds, "event": name, "rank": tag or null, ...}`` per event and
-flushes each line, so another program can react within milliseconds. ``--plain`` writes a line
-per stage change per rank, per connection change, per file marker and per health change. Text
+``--json`` writes ``{"schema_version": 1, "t": unix seconds, "event": name, "rank": tag or null,
+...}`` per event (and ``log_time``, ISO 8601, when the log line had a time; see
+``json_time.py``) and flushes each line, so another program can react within milliseconds.
+docs/schemas/wait.schema.json is the schema. ``--plain`` writes a line
+per stage change per rank, per connection change, per file marker, per health change and per
+verdict change (``verdict DEGRADED (health 503 for 4 s since READY ...)``). Text
 that came from the host is made safe for a terminal before it is printed (JSON escapes it).
 """
 
@@ -16,8 +19,10 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TextIO
 
+from tui.commands.json_time import SCHEMA_VERSION, log_time
 from tui.commands.wait import Ending
 from tui.engine.cluster.cluster_engine import describe_cluster
+from tui.engine.judge.judge import VerdictChanged
 from tui.engine.judge.stall import RankStalled
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup import log_events as ev
@@ -38,6 +43,15 @@ Clock = Callable[[], float]
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class HealthPortChosen:
+    """The port ``/health`` is polled on, and why (reported once, before the first poll)."""
+
+    port: int
+    engine: str
+    reason: str
+
+
 def event_name(item: object) -> str:
     """``StageEntered`` -> ``stage_entered``; a ``StreamMarker`` keeps its record name
     ``marker``."""
@@ -55,14 +69,23 @@ def _plain_value(value: Any) -> Any:
 
 
 def as_record(item: object, now: float) -> dict[str, Any]:
-    """An event as a JSON-ready dict: ``t``, ``event``, ``rank``, then its own fields."""
-    record: dict[str, Any] = {"t": round(now, 6), "event": event_name(item), "rank": None}
+    """An event as a JSON-ready dict: ``schema_version``, ``t``, ``event``, ``rank``, then its
+    own fields (the log's ``ts`` becomes ``log_time``)."""
+    record = _head(now, event_name(item))
     if dataclasses.is_dataclass(item) and not isinstance(item, type):
         for spec in dataclasses.fields(item):
-            record[spec.name] = _plain_value(getattr(item, spec.name))
+            value = getattr(item, spec.name)
+            if spec.name == "ts":
+                record["log_time"] = log_time(value, now)
+            else:
+                record[spec.name] = _plain_value(value)
     if isinstance(item, StreamMarker):
         record["new_file"] = item.starts_new_file
     return record
+
+
+def _head(now: float, event: str) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "t": round(now, 6), "event": event, "rank": None}
 
 
 class JsonReport:
@@ -79,16 +102,9 @@ class JsonReport:
         self._write(record)
 
     def verdict(self, verdict: Ending, code: int, detail: str) -> None:
-        self._write(
-            {
-                "t": round(self._clock(), 6),
-                "event": "verdict",
-                "rank": None,
-                "verdict": verdict.value,
-                "exit_code": code,
-                "detail": detail,
-            }
-        )
+        record = _head(self._clock(), "verdict")
+        record.update(verdict=verdict.value, exit_code=code, detail=detail)
+        self._write(record)
 
     def _write(self, record: dict[str, Any]) -> None:
         self._out.write(json.dumps(record, ensure_ascii=True, default=str) + "\n")
@@ -136,8 +152,12 @@ def describe(item: object) -> str | None:
         return f"log gap: {size} bytes could not be read ({_safe(item.reason)})"
     if isinstance(item, HealthChanged):
         return _describe_health(item)
+    if isinstance(item, HealthPortChosen):
+        return f"polling /health on port {item.port} ({_safe(item.reason)})"
     if isinstance(item, JobChanged):
         return _safe(item.summary)
+    if isinstance(item, VerdictChanged):
+        return f"verdict {item.verdict.value} ({_safe(item.reason)})"
     return describe_cluster(item)
 
 

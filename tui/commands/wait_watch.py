@@ -1,8 +1,12 @@
 """The asynchronous part of ``bringup wait``: follow, poll, ask the judge, report.
 
-FAILED and STOPPED end the wait at once. READY ends it once it has held for
-``READY_HOLD_SECONDS``: a log that is read after the fact arrives in several chunks within
-milliseconds, and a server that shut down after its ready line must end STOPPED, not READY.
+FAILED and STOPPED end the wait at once. READY ends it once the server has served for the
+plan's ``settle`` (``--settle``, half a second by default): a log that is read after the fact
+arrives in several chunks within milliseconds, and a server that shut down after its ready line
+must end STOPPED, not READY. A DEGRADED spell after READY (a missed poll, a 503 during a long
+prefill) neither ends nor restarts that time, and the wait still ends READY: once the judge said
+READY, only a failure, a stop or the health grace running out can change the exit. Every change
+of the verdict is reported (``verdict_changed``) before the wait's own last ``verdict``.
 """
 
 from __future__ import annotations
@@ -12,30 +16,34 @@ import contextlib
 import sys
 import time
 import traceback
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from typing import Any, Protocol, TextIO
 
 from tui.commands.wait import Ending, WaitEnding, WaitPlan, exit_code
-from tui.commands.wait_output import JsonReport, PlainReport
+from tui.commands.wait_output import HealthPortChosen, JsonReport, PlainReport
+from tui.config import Profile
+from tui.engine.judge.degraded import ServingMemory
 from tui.engine.judge.health import HealthState
-from tui.engine.judge.judge import Judgement, Signals, judge
+from tui.engine.judge.judge import Judgement, Signals, VerdictChanged, judge
 from tui.engine.judge.stall import StallTracker
 from tui.engine.judge.verdict import Watched
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.logs.sanitize import sanitize_text
+from tui.engine.servers import registry
+from tui.engine.startup.log_events import EngineDetected
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.health.health_poll import HealthChanged, HealthOptions, HealthPoller
 from tui.io.store.history_store import StartupHistory
 from tui.io.store.run_store import database_file
 from tui.io.transport.deadline import within
-from tui.io.transport.host_keys import check_policy
 from tui.io.transport.host_session import HostSession, LocalConnector, SessionClosed, SshConnector
 from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, StreamMarker
-from tui.io.transport.ssh import ConnectError, SshTarget, parse_host_spec
+from tui.io.transport.profile_target import spec_target
+from tui.io.transport.ssh import ConnectError
 
 STALL_CHECK_SECONDS = 0.5
-READY_HOLD_SECONDS = 0.5
 Decision = tuple[Ending, str]
 
 
@@ -53,16 +61,13 @@ def session_for(plan: WaitPlan, spec: str | None) -> HostSession:
     """A session to ``spec`` (this machine when None) with the plan's SSH settings."""
     if spec is None:
         return HostSession(LocalConnector())
-    host, user, port = parse_host_spec(spec)
-    target = SshTarget(
-        host,
-        user=user,
-        port=port,
-        config_path=plan.ssh_config,
+    settings = Profile(
+        host_key_policy=plan.host_key_policy,
+        ssh_config=plan.ssh_config,
         known_hosts=plan.known_hosts,
-        host_key_policy=check_policy(plan.host_key_policy),
+        ssh_choices=plan.ssh_choices,
     )
-    return HostSession(SshConnector(target))
+    return HostSession(SshConnector(spec_target(settings, spec)))
 
 
 class Watcher:
@@ -82,6 +87,11 @@ class Watcher:
         )  # fmt: skip
         self.stalls = StallTracker()
         self.ready_since: float | None = None
+        self.start_poll: Callable[[int], None] | None = None
+        """Starts the health poll on a port (set by the wait; used once the log names the
+        engine when the plan's port waits for it)."""
+        self.serving: ServingMemory | None = None
+        self.verdict: Verdict | None = None
 
     def decide(self, ending: Ending, detail: str) -> None:
         if not self.decided.done():
@@ -104,8 +114,29 @@ class Watcher:
     def _take(self, events: tuple[object, ...]) -> None:
         for event in events:
             self.report.emit(event)
+            self.noticed(event)
         self.snapshot = self.engine.snapshot
         self.judge()
+
+    def noticed(self, event: object) -> None:
+        """Start polling the detected engine's default port when the plan waits for it."""
+        if not isinstance(event, EngineDetected) or not self.plan.detect_port:
+            return
+        start, self.start_poll = self.start_poll, None
+        dialect = registry.find(event.engine)
+        if start is not None and dialect is not None:
+            reason = f"the default port of {dialect.name}, the engine the log shows"
+            self.report.emit(HealthPortChosen(dialect.default_port, dialect.name, reason))
+            start(dialect.default_port)
+
+    def poll_chosen_port(self, spawn: Callable[[int], None]) -> None:
+        """Poll the plan's port now, or once the log names the engine (``detect_port``)."""
+        plan = self.plan
+        if plan.port is not None:
+            self.report.emit(HealthPortChosen(plan.port, plan.engine, "given"))
+            spawn(plan.port)
+        elif plan.detect_port:
+            self.start_poll = spawn
 
     async def poll(self, session: HostSession, port: int) -> None:
         options = HealthOptions(engine=self.plan.engine)
@@ -120,20 +151,26 @@ class Watcher:
         (or on STALLED with ``--fail-on-stall``)."""
         snapshot, now = self.snapshot, time.monotonic()
         expected = self.history.expectations(snapshot)
-        judgement = judge(snapshot, self.signals(), expected, now, self.plan.stall)
+        signals = replace(self.signals(), serving=self.serving)
+        judgement = judge(snapshot, signals, expected, now, self.plan.stall)
+        self.serving = judgement.serving
+        if judgement.verdict is not self.verdict:
+            self.report.emit(VerdictChanged(judgement.verdict, judgement.reason, self.verdict))
+            self.verdict = judgement.verdict
         for stalled in self.stalls.newly_stalled(judgement.statuses):
             self.report.emit(stalled, self.node_of(stalled.rank))
         if self._ends_wait(judgement, now):
-            self.decide(judgement.verdict, self._detail(judgement))
+            verdict = Verdict.READY if judgement.verdict.serving else judgement.verdict
+            self.decide(verdict, self._detail(judgement))
         self.history.record(snapshot)
 
     def _ends_wait(self, judgement: Judgement, now: float) -> bool:
-        """FAILED or STOPPED; READY held for ``READY_HOLD_SECONDS``; STALLED with
+        """FAILED or STOPPED; READY, or DEGRADED since, for the plan's ``settle``; STALLED with
         ``--fail-on-stall``."""
-        if judgement.verdict is Verdict.READY:
+        if judgement.verdict.serving:
             held_since = now if self.ready_since is None else self.ready_since
             self.ready_since = held_since
-            return now - held_since >= READY_HOLD_SECONDS
+            return now - held_since >= self.plan.settle
         self.ready_since = None
         stalled_out = judgement.verdict is Verdict.STALLED and self.plan.fail_on_stall
         return judgement.final or stalled_out
@@ -142,18 +179,27 @@ class Watcher:
         """The health poll as the judge hears it; READY does without what the plan does not
         follow (no ``--log``: no ready line; no ``--port``: no ``/health``)."""
         health = self.health.state if self.health is not None else HealthState.UNKNOWN
-        watched = Watched(log=self.plan.log is not None, health=self.plan.port is not None)
-        return Signals(connected=True, health=health, watched=watched)
+        detail = self.health.detail if self.health is not None else ""
+        polled = self.plan.port is not None or self.plan.detect_port
+        watched = Watched(log=self.plan.log is not None, health=polled)
+        return Signals(
+            connected=True, health=health, watched=watched, health_detail=detail,
+            health_grace=self.plan.health_grace,
+        )  # fmt: skip
 
     def node_of(self, rank: str | None) -> int | None:
         """The node a rank runs on, for the report (None: the server has one host)."""
         return None
 
     def _detail(self, judgement: Judgement) -> str:
-        if judgement.verdict is not Verdict.READY:
+        if not judgement.verdict.serving:
             return judgement.reason
-        took = time.monotonic() - self.started
-        return f"ready after waiting {took:.1f} s; {judgement.reason}"
+        took = (self.ready_since or time.monotonic()) - self.started
+        polled = self.plan.port is not None or self.plan.detect_port
+        ready = "ready" if polled else "ready (log only: no port checked)"
+        if judgement.verdict is Verdict.DEGRADED:
+            return f"{ready} after waiting {took:.1f} s; DEGRADED now: {judgement.reason}"
+        return f"{ready} after waiting {took:.1f} s; {judgement.reason}"
 
     async def watch_stalls(self) -> None:
         """Judge again on a timer: a stall is the absence of lines, so no line triggers it (and
@@ -198,8 +244,11 @@ async def _watch(session: HostSession, watcher: Watcher) -> Decision:
     tasks = [asyncio.create_task(watcher.watch_stalls())]
     if plan.log is not None:
         tasks.append(asyncio.create_task(guarded(watcher, watcher.follow(session, plan.log))))
-    if plan.port is not None:
-        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, plan.port))))
+
+    def spawn(port: int) -> None:
+        tasks.append(asyncio.create_task(guarded(watcher, watcher.poll(session, port))))
+
+    watcher.poll_chosen_port(spawn)
     return await until_decided(watcher, tasks)
 
 
@@ -220,6 +269,9 @@ async def guarded(watcher: Watcher, work: Coroutine[Any, Any, None]) -> None:
         await work
     except SessionClosed as closed:
         watcher.decide(WaitEnding.UNREACHABLE, str(closed))
+    except BrokenPipeError:
+        # Standard output was closed (``| head``): the verdict's line ends the command quietly.
+        watcher.decide(WaitEnding.ERROR, "standard output was closed")
     except Exception as error:  # any other failure must end the wait, not leave it hanging
         print(sanitize_text(traceback.format_exc()), file=sys.stderr, end="")
         watcher.decide(WaitEnding.ERROR, f"stopped by an unexpected error: {error!r}")

@@ -49,12 +49,19 @@ async def watch_cluster(
     from tui.app.monitor.app_runner import run_app
     from tui.app.monitor.cluster_build import build_cluster_app
     from tui.commands.wait_cluster import close_all
-    from tui.commands.watch import WatchPlan
+    from tui.commands.watch import WatchPlan, refused
+    from tui.io.transport.host_session import login_before_screen
+    from tui.io.transport.ssh import ConnectError
 
     sessions: dict[str, HostSession] = {}
     for host, log in nodes:
         if host not in sessions:
             sessions[host] = make_session(WatchPlan(plan.profile, host, log, plan.config))
+    try:
+        await login_before_screen(list(sessions.values()))
+    except ConnectError as error:
+        await close_all(list(sessions.values()))
+        return refused(error)
     hosts = [host for host, _ in nodes]
     target = replace(settings.target, host=f"{hosts[0]} +{len(hosts) - 1}")
     app = build_cluster_app(

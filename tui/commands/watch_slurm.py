@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tui.commands.exit_codes import ExitStatus
 from tui.commands.wait import SlurmTarget
 from tui.engine.logs.sanitize import sanitize_line
 from tui.io.slurm.slurm_client import SlurmError
@@ -46,7 +47,7 @@ async def watch_slurm(
             )
         except (ConnectError, SlurmError) as error:
             print(f"error: {sanitize_line(str(error))}", file=sys.stderr)
-            return 2
+            return ExitStatus.UNREACHABLE if isinstance(error, ConnectError) else ExitStatus.FAILED
         where = target.login or "local"
         job_target = replace(settings.target, host=f"{where} · job {follower.job_id}")
         app = build_job_app(

@@ -20,7 +20,7 @@ from tui.config.config_model import (
     StallConfig,
 )
 from tui.config.config_text import ConfigError, ConfigErrors
-from tui.config.ssh_targets import SshAddress, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, SshChoices, parse_ssh_target
 from tui.engine.timing.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Profile",
     "ServingConfig",
     "SshAddress",
+    "SshChoices",
     "StallConfig",
     "config_path",
     "default_config_path",

@@ -20,12 +20,14 @@ BINDING_DEFAULTS: Mapping[str, str] = MappingProxyType(
         **_RANKS,
         "launch": "L", "kill": "K", "restart": "R", "confirm-yes": "y", "confirm-no": "n,escape",
         "bench": "b", "compare": "c", "bench-yes": "y", "bench-no": "n,escape",
+        "bench-more-trials": "t", "bench-choose-level": "v",
         "dump-stacks": "d",
         # the log view, the help screen and the comparison view
         "log-back": "escape", "log-close": "l", "follow": "f", "errors": "e", "search": "slash",
-        "next-match": "n", "all-ranks": "a", "help-close": "escape,question_mark,q",
+        "next-match": "n", "all-ranks": "a", "monitor-traffic": "m",
+        "help-close": "escape,question_mark,q",
         "compare-close": "escape,c", "compare-previous": "left", "compare-next": "right",
-        "compare-baseline": "b,enter", "compare-scope": "m",
+        "compare-baseline": "b,enter", "compare-scope": "m", "compare-more-trials": "t",
     }
 )  # fmt: skip
 """Every binding id and the key (or keys, comma-separated) it has unless ``[keys]`` says."""

@@ -17,6 +17,7 @@ from tui.config.config_model import (
     BENCH_MODES,
     ENDPOINTS,
     HOST_KEY_POLICIES,
+    KERNEL_LOG_COMMANDS,
     LAUNCH_PLACEHOLDERS,
     LOG_PLACEHOLDERS,
     NOTIFY_MODES,
@@ -32,6 +33,7 @@ from tui.config.config_slurm import SCHEDULERS, build_slurm
 from tui.config.config_text import QUOTE_LIMIT
 from tui.config.ssh_targets import parse_ssh_target
 from tui.config.table_reader import Table, did_you_mean
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
@@ -125,6 +127,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         expected_startup=table.duration("expected_startup", 600.0, positive=True),
         read_only=table.flag("read_only", False),
         nvidia_smi=table.guard(("nvidia-smi",), _nvidia_smi, table),
+        kernel_log=table.guard(KERNEL_LOG_COMMANDS, _kernel_log, table),
         launch=_launch(table.table("launch")),
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
@@ -247,6 +250,32 @@ def _command(table: Table) -> tuple[str, ...]:
     return tuple(table.items("command", [], check))
 
 
+def _kernel_log(table: Table) -> tuple[tuple[str, ...], ...]:
+    """``kernel_log``: the commands to try in turn, each an argument list or one string split
+    like a shell would."""
+    if not table.has("kernel_log"):
+        return KERNEL_LOG_COMMANDS
+    if table.data.get("kernel_log") == []:
+        raise table.error("kernel_log", "must name at least one command")
+    commands = tuple(table.items("kernel_log", [], partial(_kernel_log_command, table)))
+    return commands or KERNEL_LOG_COMMANDS  # every bad item was reported
+
+
+def _kernel_log_command(table: Table, value: object, index: int) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            parts = shlex.split(table.check_text("kernel_log", value, index))
+        except ValueError as exc:
+            raise table.error("kernel_log", f"cannot split into arguments: {exc}", index) from None
+    elif isinstance(value, list):
+        parts = [table.check_text("kernel_log", part, index) for part in value]
+    else:
+        raise table.error("kernel_log", "expected a string or an array of strings", index)
+    if not parts or not parts[0]:
+        raise table.error("kernel_log", "must not be empty", index)
+    return tuple(parts)
+
+
 def _nvidia_smi(table: Table) -> tuple[str, ...]:
     """``nvidia_smi``: an argument list, or one string split like a shell would."""
     value = table.data.get("nvidia_smi")
@@ -360,6 +389,7 @@ def _serving(table: Table) -> ServingConfig:
             kv_ceiling=table.number("kv_ceiling", default.kv_ceiling, 0.0, 1.0),
             ttft_p99_slo_s=table.duration("ttft_p99_slo", default.ttft_p99_slo_s),
         ),
+        health_grace=table.duration("health_grace", DEFAULT_HEALTH_GRACE, positive=True),
     )
     table.finish()
     return serving

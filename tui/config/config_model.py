@@ -10,7 +10,8 @@ from types import MappingProxyType
 
 from tui.config.config_slurm import SlurmConfig
 from tui.config.config_text import ConfigError, dotted
-from tui.config.ssh_targets import SshAddress, parse_ssh_target
+from tui.config.ssh_targets import SshAddress, SshChoices, parse_ssh_target
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE
 from tui.engine.metrics.alarms import AlarmThresholds
 from tui.engine.servers import registry
 
@@ -19,6 +20,11 @@ NOTIFY_MODES = ("auto", "always", "never")
 BENCH_MODES = ("auto", "ask", "off")
 ENDPOINTS = ("generate", "completions", "chat")
 LOG_PLACEHOLDERS = frozenset({"profile", "node_rank"})
+KERNEL_LOG_COMMANDS: tuple[tuple[str, ...], ...] = (
+    ("journalctl", "-k", "-q", "--no-pager", "-n", "20000"),
+    ("dmesg",),
+)
+"""The commands tried in turn for a GPU host's kernel log (the first that may be read wins)."""
 LAUNCH_PLACEHOLDERS = frozenset(
     {
         "model", "drafter", "port", "host", "tp", "dp", "ep", "pp", "nnodes", "node_rank",
@@ -122,6 +128,8 @@ class ServingConfig:
     metrics: bool = True
     interval: float = 2.0
     alarms: AlarmThresholds = field(default_factory=AlarmThresholds)
+    health_grace: float = DEFAULT_HEALTH_GRACE
+    """Seconds a READY server's ``/health`` may fail (DEGRADED) before the verdict is FAILED."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +149,7 @@ class Profile:
     expected_startup: float = 600.0
     read_only: bool = False
     nvidia_smi: tuple[str, ...] = ("nvidia-smi",)
+    kernel_log: tuple[tuple[str, ...], ...] = KERNEL_LOG_COMMANDS
     """The ``nvidia-smi`` run on each host (GPU telemetry, the launcher's GPU checks), as an
     argument list."""
     launch: LaunchConfig = field(default_factory=LaunchConfig)
@@ -154,6 +163,8 @@ class Profile:
     """``ssh`` (started on ``hosts`` by bringup) or ``slurm`` (submitted as a job, see
     ``slurm``)."""
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
+    ssh_choices: SshChoices = field(default_factory=SshChoices)
+    """What the command line chose for SSH (never read from the file)."""
 
     @property
     def targets(self) -> tuple[SshAddress, ...]:

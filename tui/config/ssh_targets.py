@@ -1,8 +1,10 @@
-"""SSH targets as written in a profile: ``alias``, ``host``, ``user@host``, ``user@host:port``."""
+"""SSH targets as written in a profile: ``alias``, ``host``, ``user@host``, ``user@host:port``;
+and what the command line chose for SSH on top of the profile and the ssh config."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import NamedTuple
 
 _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -55,3 +57,15 @@ def _split_port(text: str) -> tuple[str, int | None]:
     if not re.fullmatch(r":\d{1,5}", tail) or not 1 <= int(tail[1:]) <= 65535:
         raise ValueError(f"invalid port {tail[1:]!r} (expected 1-65535)")
     return host, int(tail[1:])
+
+
+@dataclass(frozen=True, slots=True)
+class SshChoices:
+    """The command line's SSH choices: they win over the ssh config and the profile."""
+
+    host_key_policy: str | None = None
+    """``accept-new`` (``--accept-new``), ``no`` (``--insecure-accept-any-host-key``) or None."""
+    accept_any_host_key: bool = False
+    """The user means ``StrictHostKeyChecking no``: any host key is accepted."""
+    prompts: bool = False
+    """A person is at the terminal: passphrases, MFA answers and unknown keys may be asked."""

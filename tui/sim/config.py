@@ -77,6 +77,8 @@ class SimConfig:
     ttft_ms: float = 150.0
     accept_len: float = 2.5
     answer_len: int = 0
+    health_503: int = 0
+    """``/health`` answers 503 this many times once a generation was served (a long prefill)."""
     api_key: str | None = None
     scenario: str = "ok"
     collapse_after: float = 60.0
@@ -179,6 +181,8 @@ def _rate_problems(config: SimConfig) -> list[str]:
             problems.append(f"{flag} must be greater than 0 (got {value})")
     if config.answer_len < 0:
         problems.append(f"--answer-len must not be negative (got {config.answer_len})")
+    if config.health_503 < 0:
+        problems.append(f"--health-503 must not be negative (got {config.health_503})")
     if config.ttft_ms < 0:
         problems.append(f"--ttft-ms must not be negative (got {config.ttft_ms})")
     if config.mem_fraction_static >= 1:

@@ -48,6 +48,22 @@ class ServerState:
     warmup_pending: bool = True
     fail_warmup: bool = False
     health_lies: bool = False
+    health_503_left: int = 0
+    """``--health-503``: how many more ``/health`` requests answer 503 once a generation was
+    served."""
+    generation_served: bool = False
+
+    def served_generation(self) -> None:
+        """A generation request came in while up (the warm-up's does not count)."""
+        if self.status == "up":
+            self.generation_served = True
+
+    def busy_health(self) -> bool:
+        """Whether this ``/health`` answers 503 for ``--health-503`` (each answer counts)."""
+        if not self.generation_served or self.health_503_left <= 0:
+            return False
+        self.health_503_left -= 1
+        return True
 
     def new_request(
         self, prompt_tokens: int, max_new_tokens: int, ignore_eos: bool = True, min_tokens: int = 0

@@ -67,6 +67,7 @@ async def _serve(request: Request, chat: bool) -> Response:
         call, req = _parse(state, data, chat)
     except BadRequest as exc:
         return error_response(str(exc))
+    state.served_generation()
     chunks = state.engine.generate(req)
     if call.stream:
         events = _events(state, call, req, chunks)

@@ -101,7 +101,7 @@ def dummy_health_app() -> Starlette:
 
 async def vllm_health(request: Request) -> Response:
     state = state_of(request)
-    return Response(status_code=200 if state.status == "up" else 503)
+    return Response(status_code=200 if state.status == "up" and not state.busy_health() else 503)
 
 
 async def vllm_models(request: Request) -> Response:

@@ -39,7 +39,7 @@ async def health(request: Request) -> Response:
     state = state_of(request)
     if state.status == "stopping":
         state.log_main("Health check request received during shutdown. Returning 503.")
-    if state.status != "up":
+    if state.status != "up" or state.busy_health():
         return Response(status_code=503)
     idle = not state.stats.running and state.stats.waiting == 0
     if not state.health_lies and (idle or request.url.path == "/health_generate"):
@@ -169,6 +169,7 @@ async def generate(request: Request) -> Response:
         stream = bool_field(data, "stream")
     except BadRequest as exc:
         return error_response(str(exc))
+    state.served_generation()
     if state.fail_warmup and state.status == "starting":
         await asyncio.sleep(req.extra_first_token_s)
         return error_response(WARMUP_FAILURE, 500, "InternalServerError")

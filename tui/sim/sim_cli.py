@@ -278,6 +278,14 @@ def _add_sim_flags(group: argparse._ArgumentGroup) -> None:
         help="tokens before a request's end-of-sequence unless it sets ignore_eos; "
         "0 lets every request run to its max_tokens (default: 0)",
     )
+    group.add_argument(
+        "--health-503",
+        type=int,
+        default=0,
+        metavar="N",
+        help="once a generation was served, answer the next N /health requests 503, as SGLang "
+        "does while a long prefill holds its scheduler (default: 0)",
+    )
     group.add_argument("--pid-file", metavar="PATH", help="write the server's pid here")
     group.add_argument("--log-file", metavar="PATH", help="append the log here instead of stderr")
     group.add_argument(
@@ -381,6 +389,7 @@ def _to_config(
         ttft_ms=ns.ttft_ms,
         accept_len=ns.accept_len,
         answer_len=ns.answer_len,
+        health_503=ns.health_503,
         api_key=ns.api_key,
         scenario=ns.scenario,
         collapse_after=ns.collapse_after,

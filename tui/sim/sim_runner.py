@@ -168,6 +168,7 @@ class SimRunner:
             warmup_pending=cfg.engine == SGLANG_ENGINE,
             fail_warmup=cfg.scenario == "warmup-fail",
             health_lies=cfg.scenario == "health-lies",
+            health_503_left=cfg.health_503,
         )
 
     def _log_leader(self, msg: str) -> None:

@@ -1,4 +1,5 @@
-"""The benchmark pane: fired when the server becomes ready, ``b`` again, ``c`` to compare.
+"""The benchmark pane: fired when the server becomes ready, ``b`` again, ``c`` to compare,
+``t`` for more trials of the level ``v`` chose (or of every level).
 
 The pane owns the benchmark: its state, the workers that fill it and the handlers of their
 messages. When the verdict first becomes READY for a run it records the run (start-up timeline
@@ -6,10 +7,14 @@ and launch fingerprint) in the history file, then benchmarks according to the pr
 ``bench.mode``: ``auto`` at once, ``ask`` after a yes, ``off`` only on ``b``. The benchmark
 itself is :func:`tui.io.bench.bench_service.run_benchmark`, run in the pane's worker; what it
 tells comes back to the pane as :class:`~tui.app.bench.bench_messages.BenchEvent` messages.
+More trials are pooled with the earlier ones and then tested, figure by figure, against an
+earlier run's with Welch's t-test, as ``bringup runs --compare`` does. Its tables fit the pane's
+width: columns are dropped by priority (and said so) rather than wrapped.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -28,6 +33,8 @@ from tui.app.bench.bench_messages import (
     BenchLevelFinished,
     BenchProgressed,
     BenchStarted,
+    BenchTrialsAdded,
+    BenchVerdictsRead,
 )
 from tui.app.bench.bench_state import BenchPhase, BenchState
 from tui.app.bench.bench_text import (
@@ -36,46 +43,55 @@ from tui.app.bench.bench_text import (
     progress_line,
     results_table,
     title_line,
+    verdict_text,
 )
 from tui.app.bench.compare_screen import CompareScreen
 from tui.app.monitor.view_model import MonitorView
 from tui.engine.bench.bench_view import throughputs
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.level_key import LevelKey
+from tui.engine.bench.run_compare import RunColumn, compare_rows, level_metrics
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_client import clean
 from tui.io.bench.bench_service import (
     BenchRequest,
     BenchRunFailed,
+    MoreTrials,
     ServingDuring,
     run_benchmark,
 )
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.bench.builtin_run import SETTLE_SECONDS
-from tui.io.store.run_records import RunKey, RunRecorder, Scope, run_key
+from tui.io.store.run_records import RunKey, RunRecorder, Scope, load_columns, run_key
 from tui.io.store.run_store import StoreError
 
-BENCH_ACTIONS = frozenset({"bench", "compare"})
+BENCH_ACTIONS = frozenset({"bench", "compare", "more_trials", "choose_level"})
 BENCH_BINDINGS: list[BindingType] = [
     Binding("b", "bench", "Bench", id="bench"),
     Binding("c", "compare", "Compare", id="compare"),
+    Binding("t", "more_trials", "More trials", id="bench-more-trials"),
+    Binding("v", "choose_level", "Level", id="bench-choose-level"),
 ]
+MORE_TRIALS = 3
+"""Trials ``t`` adds to the chosen level (or to every level)."""
 
 
 class _Messenger:
     """Tells the pane what the running benchmark did, as messages."""
 
-    def __init__(self, post: Callable[[Message], bool]) -> None:
+    def __init__(self, post: Callable[[Message], bool], more: bool = False) -> None:
         self.post = post
+        self.more = more
 
-    def started(self, title: str, levels: Sequence[int], per_level: int | None) -> None:
-        self.post(BenchStarted(title, tuple(levels), per_level))
+    def started(self, title: str, levels: Sequence[str], per_level: int | None) -> None:
+        self.post(BenchStarted(title, tuple(levels), per_level, self.more))
 
-    def progressed(self, concurrency: int, done: int, failed: int) -> None:
-        self.post(BenchProgressed(concurrency, done, failed))
+    def progressed(self, level: str, done: int, failed: int) -> None:
+        self.post(BenchProgressed(level, done, failed))
 
-    def level_finished(self, concurrency: int, figures: LevelFigures) -> None:
-        self.post(BenchLevelFinished(concurrency, figures))
+    def level_finished(self, level: str, figures: LevelFigures) -> None:
+        self.post(BenchLevelFinished(level, figures))
 
 
 class BenchPane(Vertical):
@@ -122,6 +138,8 @@ class BenchPane(Vertical):
         self._seen_ready: set[RunKey] = set()
         self.serving_during: ServingDuring | None = None
         """The engine's ``/metrics`` figures during a level (from the serving panel)."""
+        self.baseline_run: int | None = None
+        """The run more trials are tested against (chosen in the comparison view)."""
 
     @property
     def options(self) -> BenchOptions:
@@ -134,6 +152,7 @@ class BenchPane(Vertical):
         with Horizontal(id="bench-spark-row"):
             yield Static(Content("tok/s by level "), id="bench-spark-label")
             yield Sparkline([], id="bench-spark")
+        yield Static(Content(""), id="bench-verdict")
         yield Static(Content(""), id="bench-errors")
         yield Static(Content(""), id="bench-hint")
 
@@ -144,12 +163,23 @@ class BenchPane(Vertical):
         self.version = state.version
         self.set_class(bool(state.runs or state.note or state.phase is not BenchPhase.IDLE),
                        "-shown")  # fmt: skip
-        self.query_one("#bench-title", Static).update(title_line(state))
-        progress = Content("\n").join(progress_line(level) for level in state.levels)
-        self.query_one("#bench-progress", Static).update(progress)
+        width = self._width()
+        self.query_one("#bench-title", Static).update(title_line(state, width))
+        # Once the levels are in the table, its done/fail column says what progress said; a
+        # level with failed requests keeps its red line.
+        running = [
+            level for level in state.levels if state.running or not level.finished or level.failed
+        ]
+        progress = Content("\n").join(progress_line(level) for level in running)
+        shown_progress = self.query_one("#bench-progress", Static)
+        shown_progress.update(progress)
+        shown_progress.display = bool(running)
         results = state.results
-        table = results_table(results) if results else Content("")
-        self.query_one("#bench-table", Static).update(table)
+        self.query_one("#bench-table", Static).update(results_table(state, width))
+        verdict = verdict_text(state, width)
+        shown_verdict = self.query_one("#bench-verdict", Static)
+        shown_verdict.update(verdict)
+        shown_verdict.display = bool(verdict.plain)
         spark_row = self.query_one("#bench-spark-row", Horizontal)
         spark_row.set_class(bool(results), "-shown")
         self.query_one("#bench-spark", Sparkline).data = throughputs(results)
@@ -157,16 +187,29 @@ class BenchPane(Vertical):
         shown = self.query_one("#bench-errors", Static)
         shown.update(errors)
         shown.display = bool(errors.plain)
-        self.query_one("#bench-hint", Static).update(hint_text(state))
+        self.query_one("#bench-hint", Static).update(hint_text(state, width))
+
+    def _width(self) -> int:
+        """Cells a line of the pane has (the screen's width before the first layout)."""
+        width = self.content_size.width or (self.app.size.width - 2)
+        return max(width, 20)
+
+    def on_resize(self) -> None:
+        """Fit the tables to the new width."""
+        self.version = -1
+        self._redraw()
 
     def check(self, action: str) -> bool | None:
-        """For ``check_action``: ``b`` and ``c`` need a server port (without one the app
-        records nothing), and ``b`` no benchmark running."""
+        """For ``check_action``: ``b``, ``c``, ``t`` and ``v`` need a server port (without one
+        the app records nothing), ``t`` and ``v`` a result (they are hidden before), and ``b``
+        and ``t`` no benchmark running."""
         if action not in BENCH_ACTIONS:
             return True
         if self.setup is None:
             return False
-        return None if action == "bench" and self.busy else True
+        if action in ("more_trials", "choose_level") and not self.state.results:
+            return False
+        return None if action in ("bench", "more_trials") and self.busy else True
 
     # --- the verdict ---------------------------------------------------------------------
 
@@ -226,8 +269,8 @@ class BenchPane(Vertical):
             return
         self.start()
 
-    def start(self) -> None:
-        """Benchmark now, unless one is already running."""
+    def start(self, more: MoreTrials | None = None) -> None:
+        """Benchmark now (or run ``more`` trials), unless one is already running."""
         if self.setup is None:
             self.notify("no server port to benchmark", markup=False)
             return
@@ -235,39 +278,88 @@ class BenchPane(Vertical):
             self.notify("a benchmark is already running", markup=False)
             return
         self._set_busy(True)
-        self.run_worker(self._bench(self.setup), group="bench", exit_on_error=False)
+        self.run_worker(self._bench(self.setup, more), group="bench", exit_on_error=False)
+
+    def more_trials(self, verdict: Verdict | None, baseline: int | None = None) -> None:
+        """The ``t`` key: more trials of the chosen level (or of every level), pooled with the
+        earlier ones, then each figure tested against an earlier run's."""
+        chosen = self.state.chosen()
+        if not chosen:
+            self.notify("no benchmark result to add trials to yet", markup=False)
+            return
+        if verdict is not Verdict.READY:
+            shown = "not known yet" if verdict is None else verdict.value
+            self.notify(f"no trials run: the server is {shown}, not READY", markup=False,
+                        severity="warning")  # fmt: skip
+            return
+        self.baseline_run = baseline
+        self.start(MoreTrials(tuple(chosen), MORE_TRIALS))
+
+    def choose_level(self) -> None:
+        """The ``v`` key: the next level for ``t``, then every level again."""
+        self.state.select_next()
+        self._redraw()
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
         self.app.refresh_bindings()
 
-    async def _bench(self, setup: BenchSetup) -> None:
+    async def _bench(self, setup: BenchSetup, more: MoreTrials | None = None) -> None:
         try:
             run_id = await self._record(self.snapshot())
-            request = BenchRequest(setup, self.snapshot, run_id, self.settle, self.serving_during)
-            note = await run_benchmark(request, _Messenger(self.post_message))
+            request = BenchRequest(
+                setup, self.snapshot, run_id, self.settle, self.serving_during, more
+            )
+            note = await run_benchmark(request, _Messenger(self.post_message, more is not None))
             self.post_message(BenchFinished(note))
+            if more is not None:
+                self.post_message(BenchTrialsAdded(run_id))
         except BenchRunFailed as exc:
             self.post_message(BenchFailed(str(exc)))
         finally:
             self._set_busy(False)
 
+    async def _judge(self, run_id: int | None) -> None:
+        """Test the levels just measured against an earlier run's (the baseline chosen in the
+        comparison, else the newest earlier run that has one of these levels)."""
+        scopes = self.scopes()
+        columns: list[RunColumn] = []
+        if scopes:
+            try:
+                columns = await asyncio.to_thread(load_columns, self.options.data_dir, scopes[0])
+            except StoreError as exc:
+                self.notify(f"no comparison: {clean(str(exc))}", markup=False,
+                            severity="warning")  # fmt: skip
+        current = {LevelKey.of(figures): figures for figures in self.state.chosen()}
+        base = _baseline(columns, run_id, self.baseline_run, set(current))
+        if base is None:
+            self.post_message(BenchVerdictsRead("", ()))
+            return
+        now = RunColumn(run_id or 0, "now", 0.0, None, current)
+        metrics = [metric for key in sorted(current) for metric in level_metrics(key)]
+        rows = compare_rows([base, now], 0, metrics)
+        shown = [row for row in rows if row.cells[-1].text != "-" and row.cells[0].text != "-"]
+        self.post_message(BenchVerdictsRead(base.label, tuple(shown)))
+
     # --- what the benchmark told ---------------------------------------------------------
 
     @on(BenchStarted)
     def _started(self, event: BenchStarted) -> None:
-        self.state.started(event.title, event.levels, event.per_level)
+        self.state.started(event.title, event.levels, event.per_level, event.more)
         self._redraw()
 
     @on(BenchProgressed)
     def _progressed(self, event: BenchProgressed) -> None:
-        self.state.progressed(event.concurrency, event.done, event.failed)
+        self.state.progressed(event.level, event.done, event.failed)
         self._redraw()
 
     @on(BenchLevelFinished)
     def _level_finished(self, event: BenchLevelFinished) -> None:
-        self.state.level_finished(event.concurrency, event.figures)
+        first = not self.state.results
+        self.state.level_finished(event.level, event.figures)
         self._redraw()
+        if first:
+            self.app.refresh_bindings()  # t and v have a level to work on now
 
     @on(BenchFinished)
     def _finished(self, event: BenchFinished) -> None:
@@ -277,6 +369,15 @@ class BenchPane(Vertical):
     @on(BenchFailed)
     def _failed(self, event: BenchFailed) -> None:
         self.state.failed(event.error)
+        self._redraw()
+
+    @on(BenchTrialsAdded)
+    def _trials_added(self, event: BenchTrialsAdded) -> None:
+        self.run_worker(self._judge(event.run_id), group="bench-judge", exit_on_error=False)
+
+    @on(BenchVerdictsRead)
+    def _verdicts(self, event: BenchVerdictsRead) -> None:
+        self.state.verdicts_read(event.baseline, event.rows)
         self._redraw()
 
     def _redraw(self) -> None:
@@ -295,9 +396,27 @@ class BenchPane(Vertical):
             found.append(Scope("model", model))
         return found
 
-    def compare(self) -> None:
-        """Open the comparison view (the ``c`` key)."""
-        self.app.push_screen(CompareScreen(self.scopes(), self.options.data_dir))
+    def compare(self, verdict: Callable[[], Verdict | None] = lambda: None) -> None:
+        """Open the comparison view (the ``c`` key); its ``t`` comes back here as more trials
+        tested against the baseline chosen there (``verdict`` is the one on screen then)."""
+
+        def closed(baseline: int | None) -> None:
+            if baseline is not None:
+                self.more_trials(verdict(), baseline)
+
+        self.app.push_screen(CompareScreen(self.scopes(), self.options.data_dir), closed)
+
+
+def _baseline(
+    columns: Sequence[RunColumn], run_id: int | None, chosen: int | None, keys: set[LevelKey]
+) -> RunColumn | None:
+    """The run to test against: ``chosen`` when it is another run, else the newest earlier run
+    with one of ``keys``."""
+    others = [column for column in columns if column.run_id != run_id]
+    picked = next((column for column in others if column.run_id == chosen), None)
+    if picked is not None:
+        return picked
+    return next((c for c in reversed(others) if keys & set(c.levels)), None)
 
 
 class BenchAskScreen(ModalScreen[bool]):

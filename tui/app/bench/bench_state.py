@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.run_compare import CompareRow
 
 MAX_ERRORS = 5
 
@@ -28,13 +29,15 @@ class BenchPhase(str, Enum):
 
 @dataclass(slots=True)
 class LevelProgress:
-    """One concurrency level: requests finished and failed so far, then its figures."""
+    """One level (``c=4``, ``r=8``): requests finished and failed so far, then its figures,
+    and the engine's own tool's figures of the same level when it ran."""
 
-    concurrency: int
+    label: str
     total: int | None
     done: int = 0
     failed: int = 0
     figures: LevelFigures | None = None
+    official: LevelFigures | None = None
 
     @property
     def finished(self) -> bool:
@@ -54,17 +57,33 @@ class BenchState:
     """Benchmarks started since the app opened."""
     version: int = 0
     """Bumped on every change, so the pane redraws only when something changed."""
+    selected: str | None = None
+    """The level more trials would run (None: every level)."""
+    verdict_base: str = ""
+    """The earlier run the levels were tested against (empty: none had them)."""
+    verdicts: tuple[CompareRow, ...] | None = None
+    """Each figure of the levels against ``verdict_base``'s once more trials ran (None: not
+    tested; empty: no earlier run had these levels)."""
 
     def _changed(self) -> None:
         self.version += 1
 
-    def started(self, title: str, levels: Sequence[int], per_level: int | None) -> None:
+    def started(
+        self, title: str, levels: Sequence[str], per_level: int | None, more: bool = False
+    ) -> None:
+        """A benchmark began; with ``more`` (more trials of ``levels``) the other levels'
+        results stay where they were."""
         self.phase = BenchPhase.RUNNING
         self.title = title
-        self.levels = [LevelProgress(level, per_level) for level in levels]
+        fresh = {level: LevelProgress(level, per_level) for level in levels}
+        kept = [fresh.pop(lv.label, lv) for lv in self.levels] if more else []
+        self.levels = kept + list(fresh.values())
         self.error = ""
         self.note = ""
         self.runs += 1
+        self.verdict_base, self.verdicts = "", None
+        if self.selected not in [lv.label for lv in self.levels]:
+            self.selected = None
         self._changed()
 
     def asking(self) -> None:
@@ -76,19 +95,26 @@ class BenchState:
         self.note = note
         self._changed()
 
-    def level(self, concurrency: int) -> LevelProgress | None:
-        return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
+    def level(self, label: str) -> LevelProgress | None:
+        return next((lv for lv in self.levels if lv.label == label), None)
 
-    def progressed(self, concurrency: int, done: int, failed: int) -> None:
-        found = self.level(concurrency)
+    def progressed(self, label: str, done: int, failed: int) -> None:
+        found = self.level(label)
         if found is not None and not found.finished:
             found.done, found.failed = done, failed
             self._changed()
 
-    def level_finished(self, concurrency: int, figures: LevelFigures) -> None:
-        found = self.level(concurrency)
+    def level_finished(self, label: str, figures: LevelFigures) -> None:
+        found = self.level(label)
+        if figures.source is not None:
+            if found is None:
+                found = LevelProgress(label, None)
+                self.levels.append(found)
+            found.official = figures
+            self._changed()
+            return
         if found is None:
-            found = LevelProgress(concurrency, None)
+            found = LevelProgress(label, None)
             self.levels.append(found)
         found.figures = figures
         found.done = _count(figures.completed, found.done)
@@ -107,6 +133,27 @@ class BenchState:
         self.error = error
         self._changed()
 
+    def select_next(self) -> None:
+        """Choose the next finished level for more trials, then every level again."""
+        labels = [lv.label for lv in self.levels if lv.figures is not None]
+        if not labels:
+            return
+        at = labels.index(self.selected) + 1 if self.selected in labels else 0
+        self.selected = labels[at] if at < len(labels) else None
+        self._changed()
+
+    def chosen(self) -> list[LevelFigures]:
+        """The figures more trials would start from: the selected level's, or every level's."""
+        return [
+            lv.figures
+            for lv in self.levels
+            if lv.figures is not None and self.selected in (None, lv.label)
+        ]
+
+    def verdicts_read(self, baseline: str, rows: Sequence[CompareRow]) -> None:
+        self.verdict_base, self.verdicts = baseline, tuple(rows)
+        self._changed()
+
     @property
     def running(self) -> bool:
         return self.phase is BenchPhase.RUNNING
@@ -115,6 +162,11 @@ class BenchState:
     def results(self) -> list[LevelFigures]:
         """The figures of every finished level, in order."""
         return [lv.figures for lv in self.levels if lv.figures is not None]
+
+    @property
+    def official(self) -> list[LevelFigures]:
+        """The engine's own tool's figures, level by level."""
+        return [lv.official for lv in self.levels if lv.official is not None]
 
     @property
     def failed_requests(self) -> int:

@@ -9,11 +9,33 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from typing import NamedTuple, TypeVar
 
 from tui.engine.logs.log_line import LogLine
 from tui.engine.logs.sanitize import printable
+from tui.engine.servers.monitor_traffic import is_monitor_line
 
 DEFAULT_CAPACITY = 200_000
+T = TypeVar("T")
+
+
+class Columns(NamedTuple):
+    """Lines of the ring, one list per field, in the same order."""
+
+    seqs: range
+    texts: list[str]
+    ranks: list[str | None]
+    problems: list[bool]
+    monitor: list[bool]
+    """The line shows a request of the monitor itself (a health poll or a probe, or its
+    prefill)."""
+
+
+def _tail(ring: deque[T], count: int) -> list[T]:
+    """The newest ``count`` items, oldest first, walked back from the newest."""
+    items = list(islice(reversed(ring), count))
+    items.reverse()
+    return items
 
 
 class LogBook:
@@ -27,6 +49,7 @@ class LogBook:
         self._texts: deque[str] = deque(maxlen=capacity)
         self._ranks: deque[str | None] = deque(maxlen=capacity)
         self._problems: deque[bool] = deque(maxlen=capacity)
+        self._monitor: deque[bool] = deque(maxlen=capacity)
         self.total = 0
 
     def extend(self, lines: Iterable[LogLine]) -> None:
@@ -36,12 +59,43 @@ class LogBook:
             self._texts.append(printable(line.text))
             self._ranks.append(line.rank)
             self._problems.append(line.problem)
+            self._monitor.append(is_monitor_line(line.text))
             self.total += 1
 
     @property
     def dropped(self) -> int:
         """Lines received but no longer kept."""
         return self.total - len(self._texts)
+
+    @property
+    def first(self) -> int:
+        """The sequence number of the oldest line kept (``total + 1`` when none is)."""
+        return self.total - len(self._texts) + 1
+
+    def text(self, seq: int) -> str:
+        """The text of line ``seq`` ("" once dropped); cheap near the newest line."""
+        at = seq - self.first
+        return self._texts[at] if 0 <= at < len(self._texts) else ""
+
+    def columns(self, after: int) -> Columns:
+        """The lines after ``after``, oldest first, as columns (the view filters whole
+        columns at once: a call per line costs more than the filter)."""
+        wanted = min(len(self._texts), self.total - max(0, after))
+        if wanted <= 0:
+            return Columns(range(0), [], [], [], [])
+        seqs = range(self.total - wanted + 1, self.total + 1)
+        if wanted == len(self._texts):
+            return Columns(
+                seqs, list(self._texts), list(self._ranks), list(self._problems),
+                list(self._monitor),
+            )  # fmt: skip
+        return Columns(
+            seqs,
+            _tail(self._texts, wanted),
+            _tail(self._ranks, wanted),
+            _tail(self._problems, wanted),
+            _tail(self._monitor, wanted),
+        )
 
     def since(self, seq: int) -> Iterator[LogLine]:
         """Lines with a sequence number above ``seq``, oldest first."""

@@ -18,6 +18,7 @@ from textual.widget import Widget
 
 from tui.app.monitor.view_model import MonitorView
 from tui.app.widgets.failure_panel import FailurePanel
+from tui.config.config_model import KERNEL_LOG_COMMANDS
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.kernel_log.kernel_log_read import KernelLogReport, check_kernel_log
 from tui.io.transport.host_session import HostSession
@@ -53,8 +54,8 @@ class KernelLogCheck(Widget):
     def __init__(self, sessions: Sequence[HostSession]) -> None:
         super().__init__()
         self.sessions = tuple(sessions)
-        self.journalctl = "journalctl"
-        self.dmesg = "dmesg"
+        self.commands: tuple[tuple[str, ...], ...] = KERNEL_LOG_COMMANDS
+        """The commands tried in turn (the profile's ``kernel_log``)."""
         self.report: KernelLogReport | None = None
         self._checked: set[tuple[Verdict, str | None, int, int]] = set()
 
@@ -70,9 +71,7 @@ class KernelLogCheck(Widget):
         self.run_worker(self._read(node, view.verdict), group="kernel-log", exit_on_error=False)
 
     async def _read(self, node: int, verdict: Verdict) -> None:
-        report = await check_kernel_log(
-            self.sessions[node], journalctl=self.journalctl, dmesg=self.dmesg
-        )
+        report = await check_kernel_log(self.sessions[node], self.commands)
         self.post_message(KernelLogChecked(node, verdict, report))
 
     @on(KernelLogChecked)

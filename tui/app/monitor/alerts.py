@@ -1,10 +1,15 @@
 """Telling the user the verdict changed: a toast always, the bell and the terminal title when
-they are not looking (or always, when configured)."""
+they are not looking (or always, when configured).
+
+DEGRADED is not an alarm: a READY server whose port missed a poll gets a quiet toast and the
+title, never the bell, and its return to READY a toast only; it rings only if it turns FAILED."""
 
 from __future__ import annotations
 
 import re
 from typing import Literal, Protocol
+
+from textual.notifications import SeverityLevel
 
 from tui.app.monitor.view_model import MonitorView
 from tui.engine.startup.vocabulary import Verdict
@@ -13,6 +18,8 @@ NotifyMode = Literal["auto", "always", "never"]
 NOTIFY_MODES: tuple[NotifyMode, ...] = ("auto", "always", "never")
 
 ALERTING = frozenset({Verdict.READY, Verdict.FAILED, Verdict.STALLED})
+QUIET = frozenset({Verdict.DEGRADED})
+"""Verdicts told by a toast and the title, without the bell."""
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -23,7 +30,9 @@ class AlertTarget(Protocol):
 
     def bell(self) -> None: ...
 
-    def notify(self, message: str, *, title: str = ..., markup: bool = ...) -> None: ...
+    def notify(
+        self, message: str, *, title: str = ..., severity: SeverityLevel = ..., markup: bool = ...
+    ) -> None: ...
 
 
 def terminal_title(text: str) -> str:
@@ -43,24 +52,42 @@ class Alerts:
 
     def verdict_seen(self, view: MonitorView) -> None:
         previous, self.verdict = self.verdict, view.verdict
-        if previous is None or previous is view.verdict or view.verdict not in ALERTING:
+        if previous is None or previous is view.verdict:
             return
         who = view.target.profile or view.target.host or "server"
+        if view.verdict in QUIET or (view.verdict is Verdict.READY and previous in QUIET):
+            self._quietly(view, who, back=view.verdict is Verdict.READY)
+            return
+        if view.verdict not in ALERTING:
+            return
         self.app.notify(f"{who}: {view.verdict.value}", title="bringup", markup=False)
-        if self.mode == "always" or (self.mode == "auto" and not self.app.app_focus):
+        if self._ring():
             self.rang += 1
             self.app.bell()
-            self.titles.append(f"{view.verdict.value} · {who} · bringup")
-            self._set_title(self.titles[-1])
+            self._title(f"{view.verdict.value} · {who} · bringup")
+
+    def _quietly(self, view: MonitorView, who: str, back: bool) -> None:
+        """DEGRADED, or READY again after it: a toast (and the title), no bell."""
+        text = f"{who}: READY again" if back else f"{who}: DEGRADED: {view.reason}"
+        severity: SeverityLevel = "information" if back else "warning"
+        self.app.notify(text, title="bringup", severity=severity, markup=False)
+        if self._ring():
+            self._title(f"{view.verdict.value} · {who} · bringup")
+
+    def _ring(self) -> bool:
+        return self.mode == "always" or (self.mode == "auto" and not self.app.app_focus)
+
+    def _title(self, text: str) -> None:
+        self.titles.append(text)
+        self._set_title(text)
 
     def alarm_raised(self, text: str, who: str) -> None:
         """A serving alarm started: a toast, and the bell and the title as for a verdict."""
         self.app.notify(f"{who}: {text}", title="bringup alarm", markup=False)
-        if self.mode == "always" or (self.mode == "auto" and not self.app.app_focus):
+        if self._ring():
             self.rang += 1
             self.app.bell()
-            self.titles.append(f"ALARM {text} · {who} · bringup")
-            self._set_title(self.titles[-1])
+            self._title(f"ALARM {text} · {who} · bringup")
 
     def _set_title(self, text: str) -> None:
         driver = getattr(self.app, "_driver", None)

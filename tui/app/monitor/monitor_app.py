@@ -19,7 +19,12 @@ from tui.app.feed.engine_link import EngineLink
 from tui.app.feed.feed_sources import FeedSource, ReadingSource
 from tui.app.feed.ingest import Ingest
 from tui.app.launch.kernel_log_check import KernelLogCheck
-from tui.app.launch.launch_actions import LAUNCH_BINDINGS, LaunchActions, LauncherOpener
+from tui.app.launch.launch_actions import (
+    LAUNCH_BINDINGS,
+    LaunchActions,
+    LauncherOpener,
+    RunStatusChanged,
+)
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
 from tui.app.monitor.clipboard_copy import ClipboardCopy
@@ -45,6 +50,7 @@ from tui.app.serving.serving_panel import ServingPanel
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
 from tui.engine.metrics.alarms import ServingAlarm
+from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_setup import BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed
 from tui.io.metrics.metrics_setup import MetricsSetup
@@ -191,6 +197,11 @@ class MonitorApp(App[int]):
     def _health_polled(self, message: HealthPolled) -> None:
         self.state.set_health(message.reading)
 
+    @on(RunStatusChanged)
+    def _runs_probed(self, message: RunStatusChanged) -> None:
+        """The launched run's status (posted by the launch widget, which handles it too)."""
+        self.state.set_runs(message.statuses)
+
     @on(GpuTelemetryUpdated)
     def _gpus(self, message: GpuTelemetryUpdated) -> None:
         self.state.set_gpu(message.snapshot, message.nodes)
@@ -312,10 +323,19 @@ class MonitorApp(App[int]):
         return self.launch_actions.check(action)
 
     def action_bench(self) -> None:
-        self.bench.run_again(None if self.last_view is None else self.last_view.verdict)
+        self.bench.run_again(self._verdict())
 
     def action_compare(self) -> None:
-        self.bench.compare()
+        self.bench.compare(self._verdict)
+
+    def action_more_trials(self) -> None:
+        self.bench.more_trials(self._verdict())
+
+    def action_choose_level(self) -> None:
+        self.bench.choose_level()
+
+    def _verdict(self) -> Verdict | None:
+        return None if self.last_view is None else self.last_view.verdict
 
     def action_dump_stacks(self) -> None:
         main = self._main()

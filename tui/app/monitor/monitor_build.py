@@ -18,6 +18,7 @@ from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.themes import DEFAULT_THEME
 from tui.app.monitor.view_model import EXPECTED_STARTUP_SECONDS, Target
 from tui.config import ServingConfig
+from tui.config.config_model import KERNEL_LOG_COMMANDS
 from tui.engine.judge.stall import StallPolicy
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed, TelemetryChannel, TelemetrySettings
@@ -52,6 +53,8 @@ class WatchSettings:
     """Expect the start-up from the history file's past runs (else the profile's default)."""
     serving: ServingConfig = field(default_factory=ServingConfig)
     """Whether and how to scrape the engine's ``/metrics`` once it serves."""
+    kernel_log: tuple[tuple[str, ...], ...] = KERNEL_LOG_COMMANDS
+    """The commands tried in turn for a GPU host's kernel log."""
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -128,6 +131,8 @@ def assemble_app(
         metrics=metrics,
     )
     app.state.stall_policy = settings.stall
+    app.state.health_grace = settings.serving.health_grace
+    app.kernel_check.commands = settings.kernel_log
     if settings.history:
         app.state.planner = startup_history(settings, parts.api_host).expectations
     return app

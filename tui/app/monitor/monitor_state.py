@@ -6,7 +6,7 @@ No Textual import: the rules are tested without an app.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from tui.app.feed.cluster_link import NamedHosts, NodeFeed, NodeLinks
@@ -21,10 +21,13 @@ from tui.app.monitor.view_model import (
 )
 from tui.engine.gpu.gpu_map import RankGpu, map_ranks, rank_numbers
 from tui.engine.gpu.gpu_state import GpuSnapshot, merged
+from tui.engine.judge.degraded import DEFAULT_HEALTH_GRACE, ServingMemory
 from tui.engine.judge.judge import Signals
 from tui.engine.judge.scheduled_job import ScheduledJob, blamed_rank
 from tui.engine.judge.stall import StallPolicy
+from tui.engine.launch.launch_record import RunStatus
 from tui.engine.startup.snapshot import Snapshot
+from tui.engine.startup.vocabulary import Verdict
 from tui.engine.timing.estimate import (
     Eta,
     Expectations,
@@ -66,6 +69,12 @@ class MonitorState:
         self._plan: tuple[tuple[float, bool], Expectations] | None = None
         self.planner = planner or self._default_plan
         self.stall_policy = stall_policy or StallPolicy()
+        self.health_grace = DEFAULT_HEALTH_GRACE
+        """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
+        self.serving: ServingMemory | None = None
+        """What the last judgement remembered of a READY run, for the next one."""
+        self.process_ended: Verdict | None = None
+        """How the launched run ended (FAILED or STOPPED) once the launcher saw it end."""
         self.log = LogBook() if log_capacity is None else LogBook(log_capacity)
         self.connection = ConnectionState.CONNECTING
         self.connection_detail = ""
@@ -163,6 +172,14 @@ class MonitorState:
             self.health = reading
             self.touch()
 
+    def set_runs(self, statuses: Sequence[RunStatus]) -> None:
+        """The launched run's status on each node: once one ended, how (a failure first)."""
+        endings = {status.verdict for status in statuses} - {None}
+        ended = Verdict.FAILED if Verdict.FAILED in endings else next(iter(endings), None)
+        if ended is not self.process_ended:
+            self.process_ended = ended
+            self.touch()
+
     def set_gpu(self, snapshot: GpuSnapshot, nodes: tuple[int, ...] = (0,)) -> None:
         """Keep the latest GPU telemetry of the host running ``nodes`` (with the reason when
         there is none)."""
@@ -212,12 +229,13 @@ class MonitorState:
         plan = self.planner(snapshot)
         job = self._job_now(now)
         judgement = self.link.judge(self._signals(job), plan, now, self.stall_policy)
+        self.serving = judgement.serving
         return MonitorView(
             target=self.target,
             snapshot=snapshot,
             verdict=judgement.verdict,
             connection=self.connection,
-            eta=self._eta(snapshot, plan, now),
+            eta=self._eta(snapshot, plan, self._timer_end(now)),
             plan=plan,
             connection_detail=self.connection_detail,
             health=self.health,
@@ -241,7 +259,16 @@ class MonitorState:
             health=self.health.state,
             generation_ok=self.health.generation_ok,
             job=job,
+            health_detail=self.health.detail,
+            serving=self.serving,
+            health_grace=self.health_grace,
+            process_ended=self.process_ended,
         )
+
+    def _timer_end(self, now: float) -> float:
+        """Where the start-up timer stops: when the run was first judged READY (a later
+        DEGRADED spell does not start it again), else it runs with the clock."""
+        return now if self.serving is None else min(now, self.serving.ready_at)
 
     def _eta(self, snapshot: Snapshot, plan: Expectations, now: float) -> Eta:
         if snapshot.started_at is not None:

@@ -38,6 +38,7 @@ SEMANTIC_DEFAULTS: dict[str, str] = {
     "verdict-connecting": "ansi_bright_black",
     "verdict-starting": "ansi_blue",
     "verdict-ready": "ansi_green",
+    "verdict-degraded": "ansi_bright_yellow",
     "verdict-failed": "ansi_red",
     "verdict-stalled": "ansi_yellow",
     "verdict-stopped": "ansi_bright_black",

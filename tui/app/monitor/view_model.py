@@ -100,4 +100,4 @@ class MonitorView:
 
     @property
     def fraction(self) -> float:
-        return 1.0 if self.verdict is Verdict.READY else self.eta.fraction
+        return 1.0 if self.verdict.serving else self.eta.fraction

@@ -24,7 +24,7 @@ from tui.app.widgets.rank_panel import RankCard, RankPanel
 from tui.engine.judge.stall import usual_for
 from tui.engine.metrics.figure_text import panel_cells
 from tui.engine.startup.snapshot import Progress, RankState
-from tui.engine.startup.vocabulary import Stage
+from tui.engine.startup.vocabulary import Stage, Verdict
 from tui.engine.timing.estimate import startup_ranks
 
 PANEL_CLOCK_STEP = 5.0
@@ -36,9 +36,12 @@ FINE_CLOCK_BELOW = 60.0
 
 
 def rank_cards(view: MonitorView, serving: ServingState | None = None) -> list[RankCard]:
-    """One card per rank, with the time spent in its current stage (in steps of
-    ``PANEL_CLOCK_STEP`` in a long stage, taken together for every panel) and, once the
-    server serves, the figures of ``serving`` that belong to it."""
+    """One card per rank, with the time spent in its current stage from the injected clock,
+    whether or not the rank prints (in steps of ``PANEL_CLOCK_STEP`` in a long stage and while
+    serving, taken together for every panel); a failed rank's stops at its last line, every
+    rank's at the last line once the server stopped or failed. A serving rank of a DEGRADED
+    server is flagged ``degraded``; once the server serves, each card carries the figures of
+    ``serving`` that belong to it."""
     failure = view.snapshot.failure
     failing = failure.rank if failure is not None else None
     flags = {status.tag: status.health.value for status in view.statuses if status.flagged}
@@ -53,16 +56,19 @@ def rank_cards(view: MonitorView, serving: ServingState | None = None) -> list[R
         else panel_cells([r.tag for r in shown], serving.figures, serving.ranks)
     )
     for rank in shown:
-        frozen = ended or rank.failed or rank.stage.order >= Stage.READY.order
+        in_service = rank.stage.order >= Stage.READY.order
+        frozen = ended or rank.failed or in_service
         usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
         fine = usual is not None and usual < FINE_CLOCK_BELOW
-        end = last_word if ended else rank.last_seen_at if frozen else view.now if fine else stepped
+        running = view.now if fine else stepped
+        end = last_word if ended else rank.last_seen_at if rank.failed else running
+        degraded = in_service and not ended and view.verdict is Verdict.DEGRADED
         cards.append(
             RankCard(
                 rank=rank,
                 seconds_in_stage=int(max(0.0, end - rank.stage_started_at)),
                 usual_seconds=None if usual is None else int(usual),
-                flag=flags.get(rank.tag, ""),
+                flag="degraded" if degraded else flags.get(rank.tag, ""),
                 failing=rank.tag == failing,
                 gpu=_gpu_view(view, rank),
                 approx=None if frozen else approximate_progress(rank, shown),

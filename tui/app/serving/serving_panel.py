@@ -1,7 +1,8 @@
 """The serving panel under the header: the engine's own figures once the server is READY.
 
 The panel owns the scrape: its worker starts when the verdict becomes READY (a benchmark runs
-while it is READY, so it is scraped then too) and stops when the verdict leaves READY. Each
+while it is READY, so it is scraped then too), goes on while it is DEGRADED (still serving) and
+stops when the verdict leaves both. Each
 scrape comes back as a message; alarms that start are handed to ``on_alarm`` (a toast, the
 bell and the title, as for the verdicts). Without ``/metrics`` the panel says so and shows
 the decode lines' figures instead.
@@ -25,7 +26,6 @@ from tui.app.serving.serving_text import figures_line, status_line
 from tui.app.widgets.content_line import ContentLine
 from tui.engine.metrics.alarms import ServingAlarm
 from tui.engine.startup.snapshot import DecodeSummary
-from tui.engine.startup.vocabulary import Verdict
 from tui.io.metrics.metrics_scrape import MetricsScraped
 from tui.io.metrics.metrics_setup import MetricsSetup
 
@@ -74,9 +74,10 @@ class ServingPanel(Vertical):
         yield self._status
 
     def verdict_seen(self, view: MonitorView) -> None:
-        """Called on every repaint: scrape while the verdict is READY."""
+        """Called on every repaint: scrape while the verdict is READY (or DEGRADED: it still
+        serves, and its figures say how)."""
         self._decode = view.snapshot.decode
-        serving = view.verdict is Verdict.READY
+        serving = view.verdict.serving
         if serving:
             self.start()
         else:

@@ -93,7 +93,7 @@ def timer_line(view: MonitorView, width: int) -> Content:
     tail = _eta_text(view)
     room = min(48, width - head.cell_length - percent.cell_length - tail.cell_length)
     basis = Content.styled(f" · {view.plan.basis_label}", "$text-muted")
-    if view.verdict is not Verdict.READY and room - basis.cell_length >= 12:
+    if not view.verdict.serving and room - basis.cell_length >= 12:
         tail, room = tail + basis, room - basis.cell_length
     return Content.assemble(head, fmt.bar(view.fraction, max(4, room)), percent, tail)
 
@@ -114,6 +114,8 @@ def _ended_text(view: MonitorView) -> Content:
     snapshot = view.snapshot
     if view.verdict is Verdict.STOPPED:
         return Content.styled("stopped", "$text-muted")
+    if snapshot.failure is None and snapshot.ready_line_seen and view.reason:
+        return Content.styled(f"failed: {printable(view.reason)}", "bold $rank-failed")
     where = snapshot.failure.stage if snapshot.failure is not None else snapshot.last_stage
     place = f" in {where.label}" if where is not None else ""
     return Content.styled(f"failed{place}", "bold $rank-failed")
@@ -123,6 +125,8 @@ def _eta_text(view: MonitorView) -> Content:
     eta, total = view.eta, view.plan.total
     if view.verdict is Verdict.READY:
         return Content.styled(" ready", "$rank-ready")
+    if view.verdict is Verdict.DEGRADED:
+        return Content.styled(f" degraded: {printable(view.reason)}", "$rank-stalled")
     if view.snapshot.ready_line_seen:
         return Content(" waiting for /health and a generation")
     if eta.elapsed > total.high:

@@ -14,6 +14,7 @@ _VERDICT_MARK = {
     Verdict.QUEUED: "◷",
     Verdict.STARTING: "▶",
     Verdict.READY: "✔",
+    Verdict.DEGRADED: "◐",
     Verdict.FAILED: "✖",
     Verdict.STALLED: "⚠",
     Verdict.STOPPED: "■",
@@ -44,6 +45,7 @@ class VerdictBadge(Static):
         background: $verdict-connecting;
         &.-starting { background: $verdict-starting; }
         &.-ready { background: $verdict-ready; }
+        &.-degraded { background: $verdict-degraded; }
         &.-failed { background: $verdict-failed; }
         &.-stalled { background: $verdict-stalled; }
         &.-stopped { background: $verdict-stopped; }

@@ -17,6 +17,7 @@ from tui.app.widgets.gpu_widgets import RankGpuView, panel_line
 from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.figure_text import Cells
 from tui.engine.startup.snapshot import PhaseState, Progress, RankState
+from tui.engine.startup.vocabulary import Phase
 
 _STATE_CLASSES = ("-starting", "-ready", "-failed", "-lagging")
 _FULL_ROWS = 4
@@ -141,7 +142,8 @@ class RankPanel(Widget, can_focus=True):
         stage_key = (card.seconds_in_stage, card.usual_seconds, card.flag, card.failing,
                      rank.tag, rank.stage, rank.draft, rank.failed)  # fmt: skip
         if self.has_class("-compact"):
-            bar_key = ("compact", rank.progress, card.approx, rank.kv_tokens, card.serving)
+            bar_key = ("compact", rank.progress, card.approx, rank.kv_tokens, card.serving,
+                       rank.phase)  # fmt: skip
             return [
                 (partial(self._stage_line, card, with_tag=True), ("compact", stage_key)),
                 (partial(self._compact_bar, card), bar_key),
@@ -211,6 +213,9 @@ class RankPanel(Widget, can_focus=True):
     def _compact_bar(self, card: RankCard, width: int) -> Content:
         if card.serving:
             return fmt.cells_line(card.serving, width)
+        phase = card.rank.phase
+        if phase is not None and phase.running and phase.stage is card.rank.stage:
+            return _compact_phase(phase, width)
         progress = card.rank.progress or card.approx
         fraction = progress.fraction if progress is not None else 0.0
         tail = f" {fmt.tokens(card.rank.kv_tokens)} KV" if card.rank.kv_tokens else ""
@@ -226,6 +231,25 @@ def _phase_line(phase: PhaseState, width: int) -> Content:
     fraction = phase.done / phase.total if phase.total else 0.0
     bar = fmt.bar(fraction, max(1, width - len(detail)))
     return (bar if phase.total else bar.stylize("dim")) + Content(detail)
+
+
+_SHORT_PHASES = {
+    Phase.TORCH_COMPILE: "compile",
+    Phase.FLASHINFER_AUTOTUNE: "autotune",
+    Phase.FLASHINFER_JIT: "JIT",
+    Phase.DEEPGEMM_JIT: "JIT",
+    Phase.AITER_BUILD: "build",
+}
+"""A phase's name where a compact panel has a few cells for it."""
+
+
+def _compact_phase(phase: PhaseState, width: int) -> Content:
+    """``JIT 3/8`` (or ``build 3``) after the phase's bar, on a compact panel's second line."""
+    count = f"{phase.done}/{phase.total}" if phase.total is not None else str(phase.done)
+    tail = f" {_SHORT_PHASES.get(phase.phase, phase.phase.label)} {count}"[: max(0, width - 1)]
+    fraction = phase.done / phase.total if phase.total else 0.0
+    bar = fmt.bar(fraction, max(1, width - len(tail)))
+    return (bar if phase.total else bar.stylize("dim")) + Content(tail)
 
 
 def _last_line(text: str, width: int) -> Content:

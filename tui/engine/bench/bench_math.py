@@ -8,7 +8,8 @@ The definitions are the published ones of ``sglang.bench_serving`` and ``vllm be
   the gap since the previous chunk, one value per chunk whatever the tokens it carried.
 - Token gap (ours, a name neither tool uses): the same gap divided by the tokens of the chunk,
   counted once per token (a chunk of 3 tokens after 30 ms gives three 10 ms values).
-- E2E latency: send time to the end of the response.
+- E2E latency: send time to the last chunk that carried a token (the end of the response when
+  none did).
 - Throughput: completed requests, output tokens, and input plus output tokens
   (``total_token_throughput``) divided by the level's wall-clock duration.
 - Goodput (vLLM ``--goodput``): completed requests that met every given SLO (TTFT, TPOT with 0
@@ -66,7 +67,12 @@ class RequestRecord:
 
     @property
     def latency(self) -> float:
-        return self.ended_at - self.sent_at
+        """Send to the last chunk that carried a token, as both tools define it (vLLM
+        ``output.latency = most_recent_timestamp - st``, SGLang's ``latency`` of its last
+        chunk): the stream's ``[DONE]`` and its closing after the last token are left out.
+        Without a token, send to the end of the response."""
+        last = next((chunk.at for chunk in reversed(self.chunks) if chunk.tokens > 0), None)
+        return (self.ended_at if last is None else last) - self.sent_at
 
     @property
     def ttft(self) -> float | None:

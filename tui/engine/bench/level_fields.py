@@ -241,11 +241,19 @@ def _other(fields: Mapping[str, object]) -> tuple[tuple[str, Scalar], ...]:
     )  # fmt: skip
 
 
+def _concurrency(fields: Mapping[str, object], default: int | None) -> int:
+    """The saved concurrency; 0 stays 0 for an open-loop level (no cap), else 1 at least."""
+    saved = _count(fields.get("max_concurrency"))
+    if saved == 0 and fields.get("request_rate") is not None:
+        return 0
+    return saved or default or 1
+
+
 def level_from_fields(fields: Mapping[str, object], concurrency: int | None = None) -> LevelFigures:
     """The typed figures of saved fields; ``concurrency`` when they do not name theirs."""
     source = fields.get("source")
     return LevelFigures(
-        concurrency=_count(fields.get("max_concurrency")) or concurrency or 1,
+        concurrency=_concurrency(fields, concurrency),
         completed=_count(fields.get("completed")),
         failed=_count(fields.get("failed")),
         duration=_number(fields.get("duration")),

@@ -1,7 +1,8 @@
 """Runs side by side: start-up time, accept length, throughput and TTFT, with deltas.
 
-A run is one start-up with the benchmark levels recorded against it. When a run was
-benchmarked more than once (``b`` again), each concurrency level shows its newest result. Each
+A run is one start-up with the benchmark levels recorded against it. Levels are lined up by
+their load (``level_key``): closed-loop levels by concurrency, open-loop levels by request rate.
+When a run was benchmarked more than once (``b`` again), each level shows its newest result. Each
 figure of each run is compared with the baseline run's: the delta is relative (``+12.5%``).
 
 A benchmark figure is called better or worse only when it is outside the noise: both levels
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from tui.engine.bench.level_figures import AcceptBasis, LevelFigures
+from tui.engine.bench.level_key import LevelKey
 from tui.engine.bench.trial_stats import TrialSpread, welch
 
 
@@ -39,8 +41,8 @@ class RunColumn:
     label: str
     recorded_at: float
     startup_seconds: float | None
-    levels: Mapping[int, LevelFigures] = field(default_factory=dict)
-    """Per concurrency, the newest stored figures of that level."""
+    levels: Mapping[LevelKey, LevelFigures] = field(default_factory=dict)
+    """Per level (concurrency, or request rate), the newest stored figures of that level."""
     launch: str = ""
     """The launch fingerprint as one line (engine, model, drafter, parallelism, host)."""
 
@@ -79,21 +81,34 @@ class BenchLevel:
     recorded_at: float
     figures: LevelFigures
 
+    @property
+    def key(self) -> LevelKey:
+        rate = self.figures.request_rate
+        if rate is None:
+            return LevelKey.closed(self.concurrency)
+        return LevelKey(True, rate, self.concurrency)
 
-def newest_levels(levels: Iterable[BenchLevel]) -> dict[int, dict[int, LevelFigures]]:
-    """Per run, per concurrency, the newest level's figures (levels without a run are left
-    out)."""
-    newest: dict[tuple[int, int], BenchLevel] = {}
+
+def _rank(level: BenchLevel) -> tuple[bool, float]:
+    """The built-in client's result wins over an engine tool's of the same level (the tool's
+    figures are shown beside ours, not compared), then the newest."""
+    return level.figures.source is None, level.recorded_at
+
+
+def newest_levels(levels: Iterable[BenchLevel]) -> dict[int, dict[LevelKey, LevelFigures]]:
+    """Per run, per level (concurrency or request rate), the newest level's figures (levels
+    without a run are left out)."""
+    newest: dict[tuple[int, LevelKey], BenchLevel] = {}
     for level in levels:
         if level.run_id is None:
             continue
-        key = (level.run_id, level.concurrency)
-        held = newest.get(key)
-        if held is None or level.recorded_at >= held.recorded_at:
-            newest[key] = level
-    runs: dict[int, dict[int, LevelFigures]] = {}
-    for (run_id, concurrency), level in sorted(newest.items()):
-        runs.setdefault(run_id, {})[concurrency] = level.figures
+        slot = (level.run_id, level.key)
+        held = newest.get(slot)
+        if held is None or _rank(level) >= _rank(held):
+            newest[slot] = level
+    runs: dict[int, dict[LevelKey, LevelFigures]] = {}
+    for (run_id, key), level in sorted(newest.items()):
+        runs.setdefault(run_id, {})[key] = level.figures
     return runs
 
 
@@ -115,8 +130,8 @@ def run_accept_length(column: RunColumn) -> float | None:
         lambda level: level.accept_length, _server_differenced,
     )  # fmt: skip
     for read in readers:
-        for concurrency in sorted(column.levels):
-            value = _finite(read(column.levels[concurrency]))
+        for key in sorted(column.levels):
+            value = _finite(read(column.levels[key]))
             if value is not None:
                 return value
     return None
@@ -125,17 +140,17 @@ def run_accept_length(column: RunColumn) -> float | None:
 def run_serving_accept_length(column: RunColumn) -> float | None:
     """The mean accept length the engine's ``/metrics`` showed during the run's lowest
     concurrency level that has one."""
-    for concurrency in sorted(column.levels):
-        serving = column.levels[concurrency].serving
+    for key in sorted(column.levels):
+        serving = column.levels[key].serving
         value = None if serving is None else _finite(serving.accept_length.mean)
         if value is not None:
             return value
     return None
 
 
-def _level_figure(read: Callable[[LevelFigures], float | None], concurrency: int) -> Figure:
+def _level_figure(read: Callable[[LevelFigures], float | None], key: LevelKey) -> Figure:
     def figure(column: RunColumn) -> float | None:
-        level = column.levels.get(concurrency)
+        level = column.levels.get(key)
         return None if level is None else _finite(read(level))
 
     return figure
@@ -145,17 +160,17 @@ Spread = Callable[[RunColumn], TrialSpread | None]
 """Reads a figure's spread over the trials (None: one trial, or not a benchmark figure)."""
 
 
-def _level_spread(name: str, concurrency: int) -> Spread:
+def _level_spread(name: str, key: LevelKey) -> Spread:
     def spread(column: RunColumn) -> TrialSpread | None:
-        level = column.levels.get(concurrency)
+        level = column.levels.get(key)
         return None if level is None else level.spread(name)
 
     return spread
 
 
 def _accept_spread(column: RunColumn) -> TrialSpread | None:
-    for concurrency in sorted(column.levels):
-        found = column.levels[concurrency].spread("accept_length")
+    for key in sorted(column.levels):
+        found = column.levels[key].spread("accept_length")
         if found is not None:
             return found
     return None
@@ -174,28 +189,31 @@ class Metric:
 
 
 def metrics_for(columns: Sequence[RunColumn]) -> list[Metric]:
-    """Start-up, accept length, then tok/s and median TTFT at every concurrency any run has."""
+    """Start-up, accept length, then tok/s, median TTFT and TPOT at every level any run has
+    (closed-loop levels by concurrency, then open-loop levels by request rate)."""
     found: list[Metric] = [
         Metric("start-up (s)", lambda c: c.startup_seconds, 1, False),
         Metric("accept length", run_accept_length, 2, True, _accept_spread),
     ]
     if any(run_serving_accept_length(column) is not None for column in columns):
         found.append(Metric("accept /metrics", run_serving_accept_length, 2, True))
-    levels = sorted({concurrency for column in columns for concurrency in column.levels})
-    for c in levels:
-        found.append(
-            Metric(f"tok/s @c={c}", _level_figure(lambda level: level.output_throughput, c), 1,
-                   True, _level_spread("output_throughput", c))
-        )  # fmt: skip
-        found.append(
-            Metric(f"TTFT ms @c={c}", _level_figure(lambda level: level.ttft_ms.median, c), 1,
-                   False, _level_spread("median_ttft_ms", c))
-        )  # fmt: skip
-        found.append(
-            Metric(f"TPOT ms @c={c}", _level_figure(lambda level: level.tpot_ms.median, c), 2,
-                   False, _level_spread("median_tpot_ms", c))
-        )  # fmt: skip
+    levels = sorted({key for column in columns for key in column.levels})
+    for key in levels:
+        found.extend(level_metrics(key))
     return found
+
+
+def level_metrics(key: LevelKey) -> list[Metric]:
+    """Output tok/s, median TTFT and median TPOT of one level."""
+    at = key.label
+    return [
+        Metric(f"tok/s @{at}", _level_figure(lambda level: level.output_throughput, key), 1,
+               True, _level_spread("output_throughput", key)),
+        Metric(f"TTFT ms @{at}", _level_figure(lambda level: level.ttft_ms.median, key), 1,
+               False, _level_spread("median_ttft_ms", key)),
+        Metric(f"TPOT ms @{at}", _level_figure(lambda level: level.tpot_ms.median, key), 2,
+               False, _level_spread("median_tpot_ms", key)),
+    ]  # fmt: skip
 
 
 def delta(value: float, base: float, higher_is_better: bool) -> tuple[str, Change]:
@@ -243,13 +261,15 @@ def _cell(measured: Measured, base: Measured, metric: Metric, is_base: bool) -> 
     return replace(found, text=text)
 
 
-def compare_rows(columns: Sequence[RunColumn], baseline: int) -> list[CompareRow]:
+def compare_rows(
+    columns: Sequence[RunColumn], baseline: int, metrics: Sequence[Metric] | None = None
+) -> list[CompareRow]:
     """One row per figure; ``baseline`` is the index of the run the others are compared with."""
     if not columns:
         return []
     baseline = min(max(baseline, 0), len(columns) - 1)
     rows = []
-    for metric in metrics_for(columns):
+    for metric in metrics_for(columns) if metrics is None else metrics:
         spread = metric.spread
         found: list[Measured] = [
             (metric.read(column), None if spread is None else spread(column)) for column in columns

@@ -66,6 +66,22 @@ class TrialSpread:
         return cls(n, mean, std, t_critical(n - 1) * std / math.sqrt(n))
 
 
+def pooled(a: TrialSpread, b: TrialSpread) -> TrialSpread:
+    """The spread of ``a``'s and ``b``'s trials together, from their summaries alone.
+
+    The sum of squared deviations of the union is ``(n_a - 1) s_a² + (n_b - 1) s_b² +
+    n_a n_b / n · (mean_a - mean_b)²`` (a single trial contributes no deviation of its own).
+    """
+    n = a.n + b.n
+    mean = (a.n * a.mean + b.n * b.mean) / n
+    squares = sum((s.n - 1) * s.std**2 for s in (a, b) if s.std is not None)
+    squares += a.n * b.n / n * (a.mean - b.mean) ** 2
+    if n < 2:
+        return TrialSpread(n, mean, None, None)
+    std = math.sqrt(squares / (n - 1))
+    return TrialSpread(n, mean, std, t_critical(n - 1) * std / math.sqrt(n))
+
+
 @dataclass(frozen=True, slots=True)
 class Difference:
     """``value`` against ``base``: relative change, its 95 % half-width and the verdict."""

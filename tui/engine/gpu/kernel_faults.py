@@ -4,15 +4,17 @@ the bus.
 The driver's own formats (as ``journalctl -k`` and ``dmesg`` print them, after their time
 prefix): ``NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the
 bus.``, ``nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress ...``
-and ``NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.``. The meanings of the common Xid
-codes follow NVIDIA's Xid catalogue (the GPU deployment and management documentation); an
-unknown code is shown as it is.
+and ``NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.``; older drivers say ``NVRM: GPU at
+0000:01:00.0 has fallen off the bus.`` and newer ones split it over three lines (``NVRM: The
+NVIDIA GPU 0000:b3:00.0`` ... ``NVRM: fallen off the bus and is not responding to
+commands.``). The meanings of the common Xid codes follow NVIDIA's Xid catalogue (the GPU
+deployment and management documentation); an unknown code is shown as it is.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_FAULTS = 16
 """Faults kept from one read (the newest)."""
@@ -42,7 +44,9 @@ _SXID = re.compile(
     r"(?P<switch>nvidia-nvswitch\d*): SXid \((?P<device>[^)]{1,40})\): (?P<code>\d{1,6})\b,?\s*"
     r"(?P<rest>.*)"
 )
-_OFF_BUS = re.compile(r"NVRM: (?:GPU (?P<device>\S{1,40}): )?.*fallen off the bus")
+_OFF_BUS = re.compile(r"NVRM: (?:GPU (?:at )?(?P<device>[\w:.]{1,40}?):? )?.*fallen off the bus")
+_NAMED_GPU = re.compile(r"NVRM: The NVIDIA GPU (?P<device>[\w:.]{1,40})\s*$")
+"""The first line of the driver's three-line form: the next lines say what happened to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +71,16 @@ class KernelFault:
 def kernel_faults(text: str) -> tuple[KernelFault, ...]:
     """The GPU faults in a kernel log's ``text``, oldest first (the newest ``MAX_FAULTS``)."""
     found: list[KernelFault] = []
+    named = ""
     for line in text.splitlines():
         fault = _fault(line[:2000])
+        if fault is not None and fault.kind == "off_bus" and not fault.device:
+            fault = replace(fault, device=named)
         if fault is not None:
             found.append(fault)
+        gpu = _NAMED_GPU.search(line[:2000])
+        if gpu is not None:
+            named = gpu["device"]
     return tuple(found[-MAX_FAULTS:])
 
 

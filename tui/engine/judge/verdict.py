@@ -14,11 +14,15 @@ instead of silently picking one. Precedence:
 4. QUEUED while the scheduler still holds the job;
 5. CONNECTING while the monitor has no connection to the host;
 6. READY when every watched signal agrees;
-7. STALLED when the stall rules flagged ranks;
-8. STARTING otherwise.
+7. for a run already judged READY whose port now fails (``tui.engine.judge.degraded``): the
+   end of its launched process when the launcher saw it end (FAILED or STOPPED), FAILED once it
+   has failed for longer than the health grace, DEGRADED before that;
+8. STALLED when the stall rules flagged ranks;
+9. STARTING otherwise.
 
-Callers go through ``tui.engine.judge.judge``, which adds the stall rules and the reasons; a
-new verdict (DEGRADED, say) is one more rung here and one more reason there.
+Callers go through ``tui.engine.judge.judge``, which adds the stall rules, what the judge
+remembers of a READY run and the reasons; a new verdict is one more rung here and one more
+reason there.
 """
 
 from __future__ import annotations
@@ -98,9 +102,14 @@ def decide_verdict(
     stalled_ranks: tuple[str, ...] = (),
     watched: Watched | None = None,
     job: ScheduledJob | None = None,
+    served: bool = False,
+    grace_over: bool = False,
+    process_ended: Verdict | None = None,
 ) -> VerdictReport:
     """The verdict from the log snapshot, the connection, ``/health``, a test generation and,
-    for a server run by a scheduler, its job."""
+    for a server run by a scheduler, its job. ``served``: this run was judged READY before;
+    ``grace_over``: its port has failed for longer than the health grace since;
+    ``process_ended``: how the launched server's process ended, when the launcher saw it end."""
     follows = watched or Watched()
     notes = _disagreements(snapshot, health, generation_ok, follows)
     if snapshot.outcome is Outcome.FAILED:
@@ -115,6 +124,10 @@ def decide_verdict(
         return VerdictReport(Verdict.CONNECTING, notes)
     if _ready(snapshot, health, generation_ok, follows):
         return VerdictReport(Verdict.READY, notes)
+    if served and process_ended is not None:
+        return VerdictReport(process_ended, notes)
+    if served:
+        return VerdictReport(Verdict.FAILED if grace_over else Verdict.DEGRADED, notes)
     if stalled_ranks:
         return VerdictReport(Verdict.STALLED, notes)
     return VerdictReport(Verdict.STARTING, notes)

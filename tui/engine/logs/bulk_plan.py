@@ -26,6 +26,7 @@ from bisect import bisect_right
 from itertools import compress, islice
 from typing import TYPE_CHECKING
 
+from tui.engine.servers.monitor_traffic import MONITOR_MARK_BYTES
 from tui.engine.servers.sglang.sglang_shapes import (
     ACCESS,
     DECODE,
@@ -60,6 +61,7 @@ _STAMP = operator.itemgetter(slice(0, KEY_START))
 _ACCESS_MARK = b' - "'
 _SERVER_ERROR = b'" 5'
 _SERVER_ERROR_SEARCH = re.compile(re.escape(_SERVER_ERROR)).search
+_MONITOR_SEARCH = re.compile(re.escape(MONITOR_MARK_BYTES)).search
 """Faster than ``in`` for this needle (its rare first byte is what the regex looks for)."""
 STAND_IN = b"\0"
 """The key of an odd line's stand-in (no plain line holds a NUL)."""
@@ -325,14 +327,15 @@ def _noisy(scanner: Scanner, plan: Plan, at: int, group: Codes, end: int) -> lis
 
 
 def _odd_access(plan: Plan, group: Codes, end: int) -> list[int]:
-    """Access-shaped lines that are not well-formed requests, or report a server error."""
+    """Access-shaped lines that are not well-formed requests, report a server error, or show a
+    request of the monitor itself (the per-line path leaves those uncounted)."""
     lines = plan.chosen(group, plan.start, end)
     if _one_mark_each(lines):
         return []
     return [
         index
         for index, line in zip(plan.indices(group, plan.start, end), lines, strict=True)
-        if _ACCESS_MARK not in line or _SERVER_ERROR in line
+        if _ACCESS_MARK not in line or _SERVER_ERROR in line or MONITOR_MARK_BYTES in line
     ]
 
 
@@ -344,7 +347,7 @@ def _one_mark_each(lines: list[bytes]) -> bool:
     if not lines:
         return True
     joined = b"\n".join(lines)
-    if _SERVER_ERROR_SEARCH(joined) is not None:
+    if _SERVER_ERROR_SEARCH(joined) is not None or _MONITOR_SEARCH(joined) is not None:
         return False
     marks = joined.replace(_ACCESS_MARK, _MARKED).translate(None, _ALL_BUT_NUL_AND_NEWLINE)
     return marks == b"\0\n" * (len(lines) - 1) + _NUL

@@ -25,6 +25,7 @@ from tui.engine.servers.common_patterns import bar_hits, maybe_failure, parse_ac
 from tui.engine.servers.dialect import FastPath
 from tui.engine.servers.hits import Parsed, ProgressHit, RequestHit
 from tui.engine.servers.line_grammar import LineGrammar
+from tui.engine.servers.monitor_traffic import MONITOR_MARK, is_monitor_path
 from tui.engine.servers.sglang import sglang_grammar as sglang
 from tui.engine.servers.sglang.sglang_shapes import (
     ACCESS,
@@ -197,6 +198,9 @@ class Scanner:
                         own(tag)
                         continue
                     if kind == ACCESS and ' - "' in line and '" 5' not in line:
+                        if MONITOR_MARK in line:  # the monitor's own request: not counted
+                            own(tag)
+                            continue
                         if bucket == model.request_ts:
                             requests += 1
                         else:
@@ -257,6 +261,9 @@ class Scanner:
                 known = None if prefix is None else access.get(prefix) or self._access_known(prefix)
                 if known is not None and known[0]:
                     request = self._plain_request(line, at + len(ACCESS_MARK))
+                    if request is not None and is_monitor_path(request.path):
+                        own(known[1])  # the monitor's own request: not counted
+                        continue
                     if request is not None:
                         text = model.last_text
                         if text is not None and text[:EVENT_BUCKET] == model.request_ts:

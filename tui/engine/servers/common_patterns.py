@@ -68,17 +68,26 @@ def parse_bar(text: str) -> ProgressHit | None:
         stage = Stage.WEIGHT_LOADING
     elif any(word in desc for word in _GRAPH_BARS):
         stage = Stage.CUDA_GRAPH
-    elif _PHASE_BAR in desc:  # SGLang's DeepGEMM warm-up: inside whatever stage runs it
-        stage, phase = Stage.PROCESS_START, Phase.DEEPGEMM_JIT
-    else:
-        return None
+    else:  # a compile, JIT or autotune bar: inside whatever stage runs it
+        phase = next((phase for word, phase in _PHASE_BARS if word in desc), None)
+        if phase is None:
+            return None
+        stage = Stage.PROCESS_START
     done, total = to_int(match["done"]), to_int(match["total"])
     if done is None or total is None:
         return None
     return ProgressHit(stage, done, total, desc.strip(), phase)
 
 
-_PHASE_BAR = "DeepGEMM"
+_PHASE_BARS = (
+    # sglang/srt/layers/deep_gemm_wrapper/compile_utils.py: tqdm(desc="DeepGEMM warmup")
+    ("DeepGEMM", Phase.DEEPGEMM_JIT),
+    # sglang/srt/model_executor/piecewise_cuda_graph_runner.py:
+    # set_description(f"Compiling num tokens ({num_tokens=})"), one torch.compile per size
+    ("Compiling num tokens", Phase.TORCH_COMPILE),
+    # flashinfer/autotuner.py: tqdm(desc=f"[AutoTuner]: Tuning {custom_op}", unit="profile")
+    ("[AutoTuner]: Tuning", Phase.FLASHINFER_AUTOTUNE),
+)
 
 
 def bar_hits(bar: ProgressHit) -> tuple[Hit, ...]:

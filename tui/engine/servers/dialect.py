@@ -44,10 +44,15 @@ class GenerationProbe:
     """The rest of the body: one token, greedy."""
     names_model: bool = False
     """The body names the served model (asked of ``/v1/models`` first)."""
+    request_id_key: str | None = None
+    """The body's field that names the request (SGLang's ``rid``); None where a header does."""
 
-    def body(self, prompt: str) -> dict[str, object]:
-        """The request body asking for ``prompt``."""
-        return {self.prompt_key: prompt, **self.options}
+    def body(self, prompt: str, request_id: str | None = None) -> dict[str, object]:
+        """The request body asking for ``prompt``, named ``request_id`` where the body can."""
+        body: dict[str, object] = {self.prompt_key: prompt, **self.options}
+        if request_id is not None and self.request_id_key is not None:
+            body[self.request_id_key] = request_id
+        return body
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,18 @@
 - Gloo's full-mesh connect (``torch/csrc/distributed/c10d/ProcessGroupGloo.cpp``): ``[Gloo]
   Rank 16 is connected to 31 peer ranks. Expected number of connected peer ranks is : 31``;
 - a peer that went away or cannot be reached: Gloo's ``Connection closed by peer
-  [192.168.0.81]:15006`` (``gloo/transport/tcp/pair.cc``) and NCCL's ``NCCL WARN Net :
-  Connect to 10.0.0.2<43527> failed : Connection refused`` / ``socketStartConnect: Connect to
-  10.0.0.2<43527> failed``, ``socketProgressOpt: Call to recv from 10.0.0.2<43527> failed :
-  Connection reset by peer`` (``src/misc/socket.cc``); PyTorch's store client
+  [192.168.0.81]:15006`` and ``[.../gloo/transport/tcp/pair.cc:799] connect
+  [172.31.71.170]:13195: Connection refused`` (``gloo/transport/tcp/pair.cc``) and NCCL's
+  ``NCCL WARN Net : Connect to 10.0.0.2<43527> failed : Connection refused`` /
+  ``socketStartConnect: Connect to 10.0.0.2<43527> failed``, ``socketProgressOpt: Call to recv
+  from 10.0.0.2<43527> failed : Connection reset by peer`` (``src/misc/socket.cc``); PyTorch's
+  store client
   (``torch/csrc/distributed/c10d/socket.cpp``):
   ``The client socket has failed to connect to [10.0.0.1]:29500 (errno: 111 - Connection
-  refused).`` and ``The client socket has timed out after 600s while trying to connect to
-  (10.0.0.1, 29500).``
+  refused).`` (older releases print the address without brackets, ``10.0.0.1:29500``) and
+  ``The client socket has timed out after 600s while trying to connect to (10.0.0.1, 29500).``;
+  NCCL's ``socketProgress: Connection closed by remote peer node1<57557>``;
+- the store's count in its first release said workers: ``1/2 workers joined.``
 """
 
 from __future__ import annotations
@@ -27,17 +31,24 @@ MAX_PEER = 64
 """Characters of a peer address kept."""
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("clients joined", re.compile(r"(?P<joined>\d+)/(?P<expected>\d+) clients joined")),
+    ("s joined", re.compile(r"(?P<joined>\d+)/(?P<expected>\d+) (?:clients|workers) joined")),
     ("[Gloo] Rank", re.compile(
         r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<connected>\d+) peer ranks\. "
         r"Expected number of connected peer ranks is : (?P<peers>\d+)")),
     ("by peer [", re.compile(r"Connection closed by peer \[(?P<peer>[^\]\s]+)\]")),
+    ("] connect [", re.compile(r"pair\.cc:\d+\] connect \[(?P<peer>[^\]\s]+)\]:\d+")),
     ("Connect to ", re.compile(r"NCCL WARN .*Connect to (?P<peer>[\w.:-]+)<\d+> failed")),
     ("Call to ", re.compile(
         r"NCCL WARN .*Call to (?:recv|send) (?:from|to) (?P<peer>[\w.:-]+)<\d+> failed")),
+    ("by remote peer ", re.compile(
+        r"NCCL WARN .*Connection closed by remote peer (?P<peer>[\w.:-]+)<\d+>")),
     ("client socket", re.compile(
-        r"client socket has (?:failed to connect to \[|timed out after \S+ while trying to "
-        r"connect to \()(?P<peer>[\w.:-]+?)\]?[:,] ?\d+")),
+        r"client socket has failed to connect to \[(?P<peer>[^\]\s]+)\]")),
+    ("client socket", re.compile(
+        r"client socket has failed to connect to (?P<peer>[\w.-]+):\d+ \(")),
+    ("client socket", re.compile(
+        r"client socket has timed out after \S+ while trying to connect to "
+        r"\((?P<peer>[\w.:-]+), ?\d+\)")),
 )  # fmt: skip
 
 

@@ -6,9 +6,11 @@ A start that gives up waiting is a ``startup_timeout`` failure (the patterns are
 - vLLM: ``TimeoutError: Timed out waiting for engines to send initial message on input
   socket.`` (``vllm/v1/engine/utils.py``, ``wait_for_engine_startup``; the poll waits
   ``VLLM_ENGINE_READY_TIMEOUT_S`` seconds, 600 by default, ``vllm/envs.py``);
-- SGLang: ``Initialization failed. warmup error: ...`` with a timed-out request
+- SGLang: ``Initialization failed. warmup error: {last_traceback}`` with a timed-out request
   (``srt/entrypoints/http_server.py``; the request waits ``SGLANG_WARMUP_TIMEOUT`` seconds, 600
-  by default, ``srt/environ.py``);
+  by default, ``srt/environ.py``); the traceback follows on the next lines, so its exception
+  (``requests.exceptions.ReadTimeout: ... Read timed out. (read timeout=600)``) is read from the
+  failure's excerpt (``warmup_timed_out``);
 - SGLang's router: ``Timeout 600s waiting for workers [...] to become healthy``
   (``sgl-router``; ``--worker-startup-timeout-secs``, or
   ``--router-worker-startup-timeout-secs`` through ``sglang_router.launch_server``);
@@ -34,6 +36,15 @@ _SETTINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )  # fmt: skip
 UNKNOWN_SETTING = "the launcher's start-up timeout"
+
+_WARMUP = "warmup error: "
+_WARMUP_TIMEOUT = re.compile(r"^[\w.]*(?:ReadTimeout|Timeout)\w*: .*[Tt]imed out", re.MULTILINE)
+
+
+def warmup_timed_out(excerpt: str) -> bool:
+    """True when ``excerpt`` is SGLang's warm-up failure and its traceback ends in a timed-out
+    request (the limit ``SGLANG_WARMUP_TIMEOUT`` raises)."""
+    return _WARMUP in excerpt and _WARMUP_TIMEOUT.search(excerpt) is not None
 
 
 def timeout_setting(excerpt: str) -> str:

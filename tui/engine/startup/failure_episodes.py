@@ -37,6 +37,7 @@ from tui.engine.servers.common_patterns import (
     server_frame,
 )
 from tui.engine.servers.hits import FailureHit
+from tui.engine.servers.startup_timeouts import warmup_timed_out
 from tui.engine.startup.snapshot import Failure
 from tui.engine.startup.vocabulary import FailureKind, Stage
 
@@ -235,7 +236,10 @@ class FailureTracker:
             if episode.capturing
             else (episode.weak if not episode.closed else None) or FailureKind.TRACEBACK_OTHER
         )
+        excerpt = "\n".join(episode.excerpt)
+        if kind is FailureKind.TRACEBACK_OTHER and warmup_timed_out(excerpt):
+            kind = FailureKind.STARTUP_TIMEOUT
         stage = episode.stage
         if episode.framed is not None and (stage is None or episode.framed.order > stage.order):
             stage = episode.framed  # its traceback shows where it was, past its last milestone
-        return Failure(kind, episode.rank, episode.line, "\n".join(episode.excerpt), stage)
+        return Failure(kind, episode.rank, episode.line, excerpt, stage)

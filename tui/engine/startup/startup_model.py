@@ -40,6 +40,7 @@ from tui.engine.servers.hits import (
     StopHit,
     VersionHit,
 )
+from tui.engine.servers.monitor_traffic import is_monitor_path
 from tui.engine.servers.startup_timeouts import timeout_setting
 from tui.engine.startup import log_events as ev
 from tui.engine.startup.decode_stats import DecodeTracker
@@ -499,7 +500,11 @@ class StartupModel:
         self.request_seen(at.rank.tag if at.rank else None, hit, at.when)
 
     def request_seen(self, tag: str | None, hit: RequestHit, when: LogTime) -> None:
-        """Count a request; at most one event per ten log seconds, except for server errors."""
+        """Count a request; at most one event per ten log seconds, except for server errors.
+        The monitor's own requests (its health polls and probes) are neither counted nor
+        taken as traffic."""
+        if is_monitor_path(hit.path):
+            return
         self.requests += 1
         if is_generation(hit):
             self._generation_seen(hit, when)

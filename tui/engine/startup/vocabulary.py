@@ -120,6 +120,15 @@ class Verdict(str, Enum):
     """The scheduler holds the job the server is to run in (Slurm's PENDING)."""
     STARTING = "STARTING"
     READY = "READY"
+    DEGRADED = "DEGRADED"
+    """It was READY and its port stopped answering well (a missed poll, a timeout, a 503 during
+    a long prefill): still serving as far as the log knows, READY again once the port answers,
+    FAILED once that lasts longer than the health grace."""
     FAILED = "FAILED"
     STALLED = "STALLED"
     STOPPED = "STOPPED"
+
+    @property
+    def serving(self) -> bool:
+        """READY or DEGRADED: the start-up is over and the server is serving."""
+        return self in (Verdict.READY, Verdict.DEGRADED)

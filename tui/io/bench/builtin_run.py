@@ -1,5 +1,5 @@
-"""The built-in client as the app runs it: one concurrency level after another, with the log's
-and the server's view of speculative decoding around each.
+"""The built-in client as the app runs it: one level (closed or open loop) after another, with
+the log's and the server's view of speculative decoding around each.
 
 Around each level it takes the engine's decode summary from the log (so the ``accept len``
 values logged during the level can be shown next to the client's and the server's figures) and,
@@ -31,10 +31,11 @@ from tui.io.bench.bench_client import BenchClient, LevelReport, ServerView, Work
 SETTLE_SECONDS = 1.0
 """Wait after a level before reading the log's decode figures: its last lines are in transit."""
 
-Progressed = Callable[[int, int, int], None]
-"""Called with (concurrency, requests done, requests failed) after every measured request."""
-LevelDone = Callable[[int, LevelFigures], Awaitable[None]]
-"""Awaited with (concurrency, its figures) when a level ends."""
+Progressed = Callable[[str, int, int], None]
+"""Called with (the level's label, requests done, requests failed) after every measured
+request."""
+LevelDone = Callable[[str, LevelFigures], Awaitable[None]]
+"""Awaited with (the level's label, its figures) when a level ends."""
 
 
 class LevelClient(BenchClient):
@@ -48,7 +49,7 @@ class LevelClient(BenchClient):
         super().__init__(base_url, workload)
         self.decode = decode
         self.progressed = progressed
-        self.level = 0
+        self.level = ""
         self.done = 0
         self.failed = 0
         self.marks: list[tuple[DecodeSummary, dict[str, float] | None]] = []
@@ -80,7 +81,7 @@ class LevelClient(BenchClient):
 
     async def level_figures(self, level: LoadLevel, settle: float) -> LevelFigures:
         """Run one level and return its figures, the three accept lengths included."""
-        self.level, self.done, self.failed = level.concurrency, 0, 0
+        self.level, self.done, self.failed = level.label, 0, 0
         self.marks.clear()
         report = await self.run_level(level)
         await asyncio.sleep(settle)
@@ -110,6 +111,6 @@ async def measure(
     results = []
     for level in levels:
         figures = await client.level_figures(level, settle)
-        await level_done(level.concurrency, figures)
+        await level_done(level.label, figures)
         results.append(figures)
     return results

@@ -9,6 +9,7 @@ summary table is the fallback when a version writes no file.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tui.config import BenchConfig
@@ -24,11 +25,12 @@ from tui.engine.bench.official_bench import (
 from tui.engine.bench.official_result import RESULT_MARK, result_fields, split_output
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.servers import registry
-from tui.io.bench.builtin_run import LevelDone
 from tui.io.launch.remote_scripts import script
 from tui.io.transport.host_session import HostSession
 
 OFFICIAL_TIMEOUT_SECONDS = 3600.0
+OfficialDone = Callable[[int, LevelFigures], Awaitable[None]]
+"""Awaited with (concurrency, the tool's figures) when a level ends."""
 
 # Runs the tool inside the profile's virtual environment or conda environment, if any.
 OFFICIAL_SCRIPT = r"""
@@ -151,7 +153,7 @@ def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -
 
 
 async def run_official(
-    setup: OfficialSetup, settings: BenchConfig, level_done: LevelDone
+    setup: OfficialSetup, settings: BenchConfig, level_done: OfficialDone
 ) -> list[LevelFigures]:
     """Every level with the engine's tool, in turn."""
     results = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ import httpx
 from tui.engine.judge.health import HealthState
 from tui.engine.servers import registry
 from tui.engine.servers.dialect import GenerationProbe
+from tui.engine.servers.monitor_traffic import REQUEST_ID_PREFIX, USER_AGENT, monitor_path
 from tui.io.transport.deadline import within
 from tui.io.transport.host_session import ApiNotPlaced
 from tui.io.transport.transport import TransportError
@@ -32,6 +34,8 @@ UrlSource = Callable[[], Awaitable[str]]
 
 _REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 PROMPT = "Hello"
+_MONITOR = {"User-Agent": USER_AGENT}
+"""Every request of the monitor says who sends it; the access logs show its query marker."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +78,7 @@ async def check_health(
     """One health request (``/health``), classified."""
     started = time.perf_counter()
     try:
-        answer = await client.get(f"{base}{path}")
+        answer = await client.get(f"{base}{monitor_path(path)}", headers=_MONITOR)
     except _REFUSED as exc:
         return HealthChanged(HealthState.REFUSED, None, None, type(exc).__name__)
     except httpx.HTTPError as exc:
@@ -89,7 +93,7 @@ async def check_health(
 
 async def _model_name(client: httpx.AsyncClient, base: str) -> str | None:
     try:
-        answer = await client.get(f"{base}/v1/models")
+        answer = await client.get(f"{base}{monitor_path('/v1/models')}", headers=_MONITOR)
         data: Any = answer.json()
         return str(data["data"][0]["id"])
     except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
@@ -117,12 +121,15 @@ async def generate_one_token(
 async def _generate(
     client: httpx.AsyncClient, base: str, probe: GenerationProbe, timeout: float
 ) -> httpx.Response:
-    body = probe.body(PROMPT)
+    rid = f"{REQUEST_ID_PREFIX}{uuid.uuid4().hex}"
+    body = probe.body(PROMPT, rid)
     if probe.names_model:
         model = await _model_name(client, base)
         if model is not None:
             body["model"] = model
-    return await client.post(f"{base}{probe.path}", json=body, timeout=timeout)
+    url = f"{base}{monitor_path(probe.path)}"
+    headers = {**_MONITOR, "X-Request-Id": rid}
+    return await client.post(url, json=body, timeout=timeout, headers=headers)
 
 
 def _why(answer: httpx.Response) -> str:

@@ -19,6 +19,7 @@ from tui.io.launch.launch_kill import NodeKill
 from tui.io.launch.launch_node import Node
 from tui.io.launch.launcher import Launcher, LaunchResult
 from tui.io.transport.local import LocalTransport
+from tui.io.transport.profile_target import profile_target
 from tui.io.transport.ssh import SshTarget, SshTransport, connect
 from tui.io.transport.transport import Transport
 
@@ -74,14 +75,7 @@ def latest_logs(profile: Profile) -> tuple[str, ...]:
 
 def _ssh_target(profile: Profile, index: int) -> SshTarget:
     target = profile.targets[index]
-    return SshTarget(
-        host=target.host,
-        user=target.user,
-        port=target.port,
-        config_path=profile.ssh_config,
-        known_hosts=profile.known_hosts,
-        host_key_policy="accept-new" if profile.host_key_policy == "accept-new" else "strict",
-    )
+    return profile_target(profile, target.host, target.user, target.port)
 
 
 async def _transports(profile: Profile, stack: contextlib.AsyncExitStack) -> list[Transport]:

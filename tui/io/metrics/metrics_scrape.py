@@ -21,6 +21,7 @@ from tui.engine.metrics.alarms import AlarmThresholds, AlarmWatch, ServingAlarm
 from tui.engine.metrics.metrics_window import MetricsWindow, WindowedFigures
 from tui.engine.metrics.reading import engine_names, read_scrape
 from tui.engine.servers import registry
+from tui.engine.servers.monitor_traffic import USER_AGENT, monitor_path
 from tui.io.metrics.exposition import MAX_BYTES, ExpositionError, ExpositionReader, series_names
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import TransportError
@@ -28,6 +29,8 @@ from tui.io.transport.transport import TransportError
 UrlSource = Callable[[], Awaitable[str]]
 Clock = Callable[[], float]
 PATH = "/metrics"
+_MONITOR = {"User-Agent": USER_AGENT}
+"""The scrape is the monitor's own traffic, marked as its health polls are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +123,7 @@ class MetricsScraper:
     async def _fetch(self, client: httpx.AsyncClient) -> str | MetricsMissing:
         try:
             base = await within(self._url(), self.options.timeout)
-            answer = await client.get(f"{base}{PATH}")
+            answer = await client.get(f"{base}{monitor_path(PATH)}", headers=_MONITOR)
         except (TransportError, OSError, asyncio.TimeoutError, httpx.HTTPError) as exc:
             why = printable(str(exc), 120) or type(exc).__name__
             return MetricsMissing(f"{PATH} did not answer: {why}")

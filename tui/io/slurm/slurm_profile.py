@@ -10,9 +10,9 @@ from tui.config import Profile
 from tui.engine.launch.launch_plan import DEFAULT_LOG_DIR, expand_home
 from tui.engine.launch.slurm_script import SlurmSpec
 from tui.io.launch.launch_profile import spec_from_profile
-from tui.io.transport.host_keys import check_policy
 from tui.io.transport.local import LocalTransport
-from tui.io.transport.ssh import SshTarget, SshTransport, connect, parse_host_spec
+from tui.io.transport.profile_target import spec_target
+from tui.io.transport.ssh import SshTarget, SshTransport, connect
 from tui.io.transport.transport import Transport
 
 
@@ -49,11 +49,7 @@ def login_target(profile: Profile, login: str | None = None) -> SshTarget | None
     spec = login or profile.slurm.login
     if spec is None:
         return None
-    host, user, port = parse_host_spec(spec)
-    return SshTarget(
-        host, user=user, port=port, config_path=profile.ssh_config,
-        known_hosts=profile.known_hosts, host_key_policy=check_policy(profile.host_key_policy),
-    )  # fmt: skip
+    return spec_target(profile, spec)
 
 
 @contextlib.asynccontextmanager

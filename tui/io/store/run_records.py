@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.engine.bench.level_figures import LevelFigures
+from tui.engine.bench.level_key import LevelKey
 from tui.engine.bench.run_compare import BenchLevel, RunColumn, newest_levels
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.startup.snapshot import Snapshot
@@ -123,7 +124,7 @@ class Scope:
         return f"{self.kind} {sanitize_line(self.value)}"
 
 
-def _column(run: StoredRun, levels: Mapping[int, LevelFigures]) -> RunColumn:
+def _column(run: StoredRun, levels: Mapping[LevelKey, LevelFigures]) -> RunColumn:
     record = run.record
     when = time.strftime("%m-%d %H:%M", time.localtime(record.recorded_at))
     return RunColumn(

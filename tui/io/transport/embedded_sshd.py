@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -49,11 +50,23 @@ class EmbeddedServerInfo:
     alias: str = ALIAS
 
 
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A keyboard-interactive question the server asks instead of accepting the client key
+    (what a one-time-code login looks like to the client)."""
+
+    prompt: str
+    answer: str
+    instructions: str = ""
+
+
 class _Server(asyncssh.SSHServer):
-    """Key-only authentication; forwarding to loopback only."""
+    """Key-only authentication (or one keyboard-interactive challenge); forwarding to loopback
+    only."""
 
     def __init__(self, owner: EmbeddedSshServer) -> None:
         self._owner = owner
+        self._challenge = owner.challenge
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self._owner.connections.add(conn)
@@ -70,7 +83,16 @@ class _Server(asyncssh.SSHServer):
         return False
 
     def kbdint_auth_supported(self) -> bool:
-        return False
+        return self._challenge is not None
+
+    def get_kbdint_challenge(
+        self, username: str, lang: str, submethods: str
+    ) -> tuple[str, str, str, list[tuple[str, bool]]]:
+        assert self._challenge is not None
+        return "", self._challenge.instructions, "", [(self._challenge.prompt, False)]
+
+    def validate_kbdint_response(self, username: str, responses: Sequence[str]) -> bool:
+        return self._challenge is not None and list(responses) == [self._challenge.answer]
 
     def connection_requested(
         self, dest_host: str, dest_port: int, orig_host: str, orig_port: int
@@ -170,9 +192,12 @@ async def _serve_command(
 class EmbeddedSshServer:
     """An asyncssh server on 127.0.0.1 with throwaway keys; use as an async context manager."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, challenge: Challenge | None = None
+    ) -> None:
         self._host = host
         self._port = port
+        self.challenge = challenge
         self._dir: Path | None = None
         self._acceptor: asyncssh.SSHAcceptor | None = None
         self._info: EmbeddedServerInfo | None = None
@@ -196,9 +221,9 @@ class EmbeddedSshServer:
             self._host,
             self._port,
             server_host_keys=[host_key],
-            authorized_client_keys=asyncssh.import_authorized_keys(
-                client_key.export_public_key().decode()
-            ),
+            authorized_client_keys=None
+            if self.challenge is not None
+            else asyncssh.import_authorized_keys(client_key.export_public_key().decode()),
             server_factory=lambda: _Server(self),
             process_factory=lambda process: _run_command(process, self),
             encoding=None,

@@ -20,7 +20,7 @@ import contextlib
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from tui.io.tail.log_tail import LogTail, TailOptions
@@ -57,7 +57,8 @@ class Connector(Protocol):
 
 
 class SshConnector:
-    """Connects to an :class:`SshTarget`."""
+    """Connects to an :class:`SshTarget`. Questions on the terminal (``prompts``) are asked at
+    the first connection only; keys unlocked by a typed passphrase are kept for reconnecting."""
 
     def __init__(self, target: SshTarget) -> None:
         self.target = target
@@ -67,8 +68,22 @@ class SshConnector:
         return self.target.label
 
     async def connect(self) -> tuple[Transport, Awaitable[str]]:
-        link = await connect(self.target)
+        try:
+            link = await connect(self.target)
+        finally:
+            self.target = replace(self.target, prompts=False)
+        if link.unlocked:
+            self.target = replace(self.target, client_keys=link.unlocked)
         return SshTransport(link), link.wait_lost()
+
+
+async def login_before_screen(sessions: Sequence[HostSession]) -> None:
+    """Connect every session that may ask on the terminal (a passphrase, MFA answers, an
+    unknown host key) while no screen owns it; raises the first :class:`ConnectError`."""
+    for session in sessions:
+        connector = session.connector
+        if isinstance(connector, SshConnector) and connector.target.prompts:
+            await session.start()
 
 
 class LocalConnector:

@@ -1,10 +1,15 @@
 """SSH connections to GPU hosts, configured the way ``ssh`` itself would be.
 
-Host aliases, ``User``, ``Port``, ``IdentityFile``, ``IdentityAgent`` and ``ProxyJump`` come from
-the OpenSSH client configuration (``~/.ssh/config`` or an explicit file); keys and the agent are
-used as ``ssh`` uses them. Host keys are verified against ``known_hosts`` (see
-:mod:`tui.io.transport.host_keys`); jump hosts are verified the same way. Keep-alives and a connect
-timeout are always set, so a dead link is noticed within about half a minute.
+Every option asyncssh understands comes from the OpenSSH client configuration (see
+:mod:`tui.io.transport.ssh_options`): host aliases, ``User``, ``Port``, ``IdentityFile``,
+``IdentityAgent``, ``ProxyJump``, ``ConnectTimeout``, ``ServerAliveInterval``, ciphers and the
+rest; bringup's own keep-alive and connect-timeout defaults apply only where it is silent. Host
+keys are verified against the ``known_hosts`` files under ``StrictHostKeyChecking`` (see
+:mod:`tui.io.transport.host_keys`); jump hosts are verified the same way.
+
+With ``prompts`` (a terminal, before any screen) a key's passphrase, a password, keyboard-
+interactive (MFA) answers and, under ``StrictHostKeyChecking ask``, an unknown host key are
+asked on the terminal; without it they are refused with a message that says what was needed.
 
 Every failure is raised as a :class:`ConnectError` whose ``kind`` says whether retrying can
 help (``unreachable``) or not (``auth``, ``host-key``).
@@ -21,20 +26,29 @@ from pathlib import Path
 
 import asyncssh
 
+from tui.io.transport import ssh_prompts
 from tui.io.transport.dead_link import keepalive_kwargs
 from tui.io.transport.deadline import within
 from tui.io.transport.host_keys import (
-    DEFAULT_KNOWN_HOSTS,
-    GLOBAL_KNOWN_HOSTS,
-    HostKeyGate,
     HostKeyPolicy,
     KnownHosts,
+    refusal_without_terminal,
 )
 from tui.io.transport.link_events import ConnectFailureKind
+from tui.io.transport.login_gate import LoginGate
+from tui.io.transport.ssh_options import (
+    EffectiveSsh,
+    SshConfigError,
+    config_paths,
+    effective,
+    load_options,
+    parse_host_spec,
+)
 from tui.io.transport.ssh_stream import open_ssh_stream
 from tui.io.transport.transport import CommandResult, CommandStream, CommandTimedOut, LinkLost
 
-DEFAULT_CONFIG = Path("~/.ssh/config")
+__all__ = ["ConnectError", "SshLink", "SshTarget", "SshTransport", "connect", "parse_host_spec"]
+
 MAX_JUMPS = 4
 PREFERRED_CIPHERS = (
     "aes128-gcm@openssh.com",
@@ -45,6 +59,9 @@ PREFERRED_CIPHERS = (
 )
 """Cipher preference when the ssh config names none: AES-GCM decrypts fastest in asyncssh."""
 CLOSE_WAIT = 2.0
+PROMPT_LOGIN_TIMEOUT = 300.0
+"""Time to log in when a person answers prompts (the server's own ``LoginGraceTime`` rules)."""
+DEFAULT_KEY_NAMES = ("id_ed25519", "id_ecdsa", "id_ed25519_sk", "id_ecdsa_sk", "id_rsa")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +73,21 @@ class SshTarget:
     port: int | None = None
     config_path: Path | None = None
     known_hosts: Path | None = None
-    host_key_policy: HostKeyPolicy = "strict"
+    host_key_policy: HostKeyPolicy | None = None
+    """The command line's policy: it wins over ``StrictHostKeyChecking``."""
+    default_policy: HostKeyPolicy = "strict"
+    """The profile's policy, for when the ssh config has no ``StrictHostKeyChecking``."""
+    accept_any_host_key: bool = False
+    """The user said they mean ``StrictHostKeyChecking no`` (without it, ``no`` is refused)."""
+    prompts: bool = False
+    """Whether passphrases, passwords, MFA answers and unknown keys may be asked on the terminal."""
     identity_files: tuple[Path, ...] = ()
+    client_keys: tuple[asyncssh.SSHKey, ...] = ()
+    """Keys already unlocked (by an earlier prompt): used instead of the key files."""
     use_agent: bool = True
-    connect_timeout: float = 10.0
-    keepalive_interval: float = 10.0
-    keepalive_count_max: int = 3
+    connect_timeout: float | None = None
+    keepalive_interval: float | None = None
+    keepalive_count_max: int | None = None
     login_timeout: float = 30.0
 
     @property
@@ -69,39 +95,6 @@ class SshTarget:
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
         return f"{user}{self.host}{port}"
-
-
-def parse_host_spec(spec: str) -> tuple[str, str | None, int | None]:
-    """Split ``alias``, ``host``, ``user@host``, ``user@host:port`` or ``[v6addr]:port``."""
-    text = spec.strip()
-    if not text:
-        raise ValueError("the host is empty")
-    user: str | None = None
-    if "@" in text:
-        user, text = text.rsplit("@", 1)
-        if not user:
-            raise ValueError(f"no user name before '@' in {spec!r}")
-    port: int | None = None
-    if text.startswith("["):
-        host, sep, rest = text[1:].partition("]")
-        if not sep:
-            raise ValueError(f"missing ']' in {spec!r}")
-        if rest:
-            port = _parse_port(rest.removeprefix(":"), spec)
-    elif text.count(":") == 1:
-        host, port_text = text.split(":")
-        port = _parse_port(port_text, spec)
-    else:
-        host = text
-    if not host:
-        raise ValueError(f"no host name in {spec!r}")
-    return host, user, port
-
-
-def _parse_port(text: str, spec: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise ValueError(f"invalid port {text!r} in {spec!r}")
-    return int(text)
 
 
 class ConnectError(Exception):
@@ -121,7 +114,9 @@ class SshLink:
     conn: asyncssh.SSHClientConnection
     jumps: list[asyncssh.SSHClientConnection]
     label: str
-    gate: HostKeyGate
+    gate: LoginGate
+    unlocked: tuple[asyncssh.SSHKey, ...] = ()
+    """Keys unlocked by a passphrase typed for this connection (reused when reconnecting)."""
 
     def close(self) -> None:
         for conn in [self.conn, *reversed(self.jumps)]:
@@ -136,107 +131,226 @@ class SshLink:
         return self.gate.lost_reason or "the connection was closed"
 
 
-def _config_arg(target: SshTarget) -> list[str] | tuple[()]:
-    if target.config_path is not None:
-        path = target.config_path.expanduser()
-        if not path.is_file():
-            raise ConnectError(ConnectFailureKind.UNREACHABLE, f"ssh config {path} does not exist")
-        return [str(path)]
-    return () if DEFAULT_CONFIG.expanduser().is_file() else []
-
-
-async def _resolve(target: SshTarget) -> asyncssh.SSHClientConnectionOptions:
-    options: asyncssh.SSHClientConnectionOptions = (
-        await asyncssh.SSHClientConnectionOptions.construct(
-            config=_config_arg(target),
-            host=target.host,
-            port=target.port if target.port is not None else (),
-            username=target.user if target.user is not None else (),
+async def effective_options(target: SshTarget) -> EffectiveSsh:
+    """What a connection to ``target`` uses: the command line's choices, then the ssh config,
+    then bringup's defaults. Raises :class:`ConnectError` for a configuration it cannot use."""
+    try:
+        paths = config_paths(target.config_path)
+        options, extras = await load_options(paths, target.host, target.user, target.port)
+        return effective(
+            options,
+            extras,
+            connect_timeout=target.connect_timeout,
+            keepalive_interval=target.keepalive_interval,
+            keepalive_count_max=target.keepalive_count_max,
+            host_key_policy=target.host_key_policy,
+            default_policy=target.default_policy,
+            known_hosts=target.known_hosts,
         )
-    )
-    return options
-
-
-def _known_hosts(target: SshTarget, options: asyncssh.SSHClientConnectionOptions) -> KnownHosts:
-    if target.known_hosts is not None:
-        return KnownHosts((target.known_hosts,))
-    configured = options.config.get("UserKnownHostsFile")
-    names = configured if isinstance(configured, list) else []
-    paths = [Path(str(p)) for p in names if str(p).lower() != "none"]
-    return KnownHosts((*(paths or [DEFAULT_KNOWN_HOSTS]), GLOBAL_KNOWN_HOSTS))
-
-
-def _jump_targets(target: SshTarget, proxy_jump: object) -> list[SshTarget]:
-    if not isinstance(proxy_jump, str) or proxy_jump.strip().lower() in ("", "none"):
-        return []
-    hops = []
-    for spec in proxy_jump.split(","):
-        host, user, port = parse_host_spec(spec)
-        hops.append(replace(target, host=host, user=user, port=port, identity_files=()))
-    return hops
+    except SshConfigError as error:
+        raise ConnectError(ConnectFailureKind.UNREACHABLE, f"{target.label}: {error}") from error
 
 
 async def connect(target: SshTarget) -> SshLink:
     """Open a connection (through any ``ProxyJump`` hosts); raise :class:`ConnectError`."""
     jumps: list[asyncssh.SSHClientConnection] = []
     try:
-        options = await _resolve(target)
-        for hop in _jump_targets(target, options.tunnel)[:MAX_JUMPS]:
+        settings = await effective_options(target)
+        if len(settings.jumps) > MAX_JUMPS:
+            raise ConnectError(
+                ConnectFailureKind.UNREACHABLE,
+                f"{target.label}: ProxyJump lists {len(settings.jumps)} hosts "
+                f"(at most {MAX_JUMPS})",
+            )
+        for jump in settings.jumps:
+            hop = replace(
+                target, host=jump.host, user=jump.user, port=jump.port,
+                identity_files=(), client_keys=(),
+            )  # fmt: skip
             jumps.append((await _connect_one(hop, jumps[-1] if jumps else None))[0])
-        conn, gate = await _connect_one(target, jumps[-1] if jumps else None)
+        conn, gate, unlocked = await _connect_one(target, jumps[-1] if jumps else None)
     except BaseException:
-        for jump in reversed(jumps):
-            jump.close()
+        for jump_conn in reversed(jumps):
+            jump_conn.close()
         raise
-    return SshLink(conn, jumps, f"{options.username}@{options.host}:{options.port}", gate)
+    label = f"{settings.user}@{settings.host}:{settings.port}"
+    return SshLink(conn, jumps, label, gate, unlocked)
+
+
+def _known_hosts(settings: EffectiveSsh) -> KnownHosts:
+    return KnownHosts(
+        settings.user_known_hosts, settings.global_known_hosts, settings.hash_known_hosts
+    )
+
+
+def _refuse_no(target: SshTarget, settings: EffectiveSsh) -> None:
+    if settings.host_key_policy == "no" and not target.accept_any_host_key:
+        raise ConnectError(
+            ConnectFailureKind.HOST_KEY,
+            f"{target.label}: the ssh config says StrictHostKeyChecking no, which accepts any "
+            "host key (also a changed one); bringup does not connect that way unless told to",
+            "Use StrictHostKeyChecking accept-new (record a new key, refuse a changed one), "
+            "or pass --insecure-accept-any-host-key if you mean to accept any key.",
+        )
 
 
 async def _connect_one(
     target: SshTarget, tunnel: asyncssh.SSHClientConnection | None
-) -> tuple[asyncssh.SSHClientConnection, HostKeyGate]:
-    try:
-        options = await _resolve(target)
-    except (OSError, asyncssh.Error, ValueError) as exc:
-        raise ConnectError(
-            ConnectFailureKind.UNREACHABLE, f"{target.label}: ssh config: {exc}"
-        ) from exc
-    known = _known_hosts(target, options)
-    gate = HostKeyGate(known, target.host_key_policy)
+) -> tuple[asyncssh.SSHClientConnection, LoginGate, tuple[asyncssh.SSHKey, ...]]:
+    settings = await effective_options(target)
+    _refuse_no(target, settings)
+    known = _known_hosts(settings)
+    keys = await _client_keys(target, settings)
+    trusted: asyncssh.SSHKey | None = None
+    while True:
+        gate = LoginGate(
+            known, settings.host_key_policy, target.accept_any_host_key,
+            f"{settings.user}@{settings.host}", target.prompts,
+        )  # fmt: skip
+        gate.trusted = trusted
+        try:
+            return await _open(target, tunnel, settings, known, gate, keys), gate, keys.unlocked
+        except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+            if trusted is not None or not await _trusted_on_asking(target, gate, known):
+                raise _refusal(exc, target, settings, gate, keys) from exc
+            trusted = gate.unknown_key
+
+
+async def _open(
+    target: SshTarget,
+    tunnel: asyncssh.SSHClientConnection | None,
+    settings: EffectiveSsh,
+    known: KnownHosts,
+    gate: LoginGate,
+    keys: _Keys,
+) -> asyncssh.SSHClientConnection:
+    login_timeout = max(target.login_timeout, PROMPT_LOGIN_TIMEOUT if target.prompts else 0.0)
     connecting = asyncssh.connect(
         target.host,
         tunnel=tunnel,
-        options=options,
+        options=settings.options,
         known_hosts=known.load(),
         client_factory=lambda: gate,
-        **_auth_kwargs(target),
-        **_cipher_kwargs(options),
-        connect_timeout=target.connect_timeout,
-        login_timeout=target.login_timeout,
-        **keepalive_kwargs(target.keepalive_interval, target.keepalive_count_max),
+        **keys.kwargs(target),
+        **_cipher_kwargs(settings.options),
+        connect_timeout=settings.connect_timeout,
+        login_timeout=login_timeout,
+        **keepalive_kwargs(settings.keepalive_interval, settings.keepalive_count_max),
     )
+    return await within(connecting, settings.connect_timeout + login_timeout)
+
+
+async def _trusted_on_asking(target: SshTarget, gate: LoginGate, known: KnownHosts) -> bool:
+    """Under ``ask`` with a terminal: whether the user trusted the unknown key (now recorded,
+    and trusted for the next attempt even where it cannot be recorded)."""
+    refusal, key = gate.refusal, gate.unknown_key
+    if refusal is None or key is None or not target.prompts:
+        return False
+    if not await ssh_prompts.confirm_host_key(
+        f"{refusal.host}:{refusal.port}" if refusal.port != 22 else refusal.host,
+        refusal.fingerprint,
+    ):
+        return False
+    known.record(refusal.host, refusal.port, key)
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Keys:
+    """The client keys to offer: None lets asyncssh load them as configured."""
+
+    keys: tuple[asyncssh.SSHKey, ...] | None
+    locked: tuple[Path, ...] = ()
+    """Keys that need a passphrase no one could type."""
+    unlocked: tuple[asyncssh.SSHKey, ...] = ()
+
+    def kwargs(self, target: SshTarget) -> dict[str, object]:
+        kwargs: dict[str, object] = {}
+        if self.keys:
+            kwargs["client_keys"] = list(self.keys)
+        if not target.use_agent:
+            kwargs["agent_path"] = None
+        return kwargs
+
+
+def _key_files(target: SshTarget, settings: EffectiveSsh) -> list[Path]:
+    if target.identity_files:
+        return [p.expanduser() for p in target.identity_files]
+    if settings.identity_files:
+        return [p.expanduser() for p in settings.identity_files]
+    return [Path("~/.ssh", name).expanduser() for name in DEFAULT_KEY_NAMES]
+
+
+def _read_key(path: Path, passphrase: str | None = None) -> asyncssh.SSHKey | None:
+    """The private key at ``path`` (None when it needs a passphrase); raise ConnectError if bad."""
     try:
-        limit = target.connect_timeout + target.login_timeout
-        return await within(connecting, limit), gate
-    except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-        raise _refusal(exc, target, options, gate) from exc
+        return asyncssh.read_private_key(path, passphrase)
+    except asyncssh.KeyImportError as error:
+        if passphrase is None and "Passphrase must be specified" in str(error):
+            return None
+        raise ConnectError(
+            ConnectFailureKind.AUTH, f"cannot read the key {path}: {error}"
+        ) from error
+    except asyncssh.KeyEncryptionError as error:
+        raise ConnectError(ConnectFailureKind.AUTH, f"{path}: {error}") from error
+
+
+def _agent_present(target: SshTarget, settings: EffectiveSsh) -> bool:
+    agent = settings.options.agent_path
+    return target.use_agent and bool(agent) and Path(str(agent)).exists()
+
+
+async def _client_keys(target: SshTarget, settings: EffectiveSsh) -> _Keys:
+    """The keys to offer: keys with a passphrase are unlocked by asking on the terminal when
+    no agent is there to hold them, else listed as locked for the refusal to name."""
+    if target.client_keys:
+        return _Keys(target.client_keys)
+    files = [path for path in _key_files(target, settings) if path.is_file()]
+    keys: list[asyncssh.SSHKey] = []
+    locked: list[Path] = []
+    unlocked: list[asyncssh.SSHKey] = []
+    for path in files:
+        key = _read_key(path)
+        if key is None and target.prompts and not _agent_present(target, settings):
+            key = await _unlock(path)
+            unlocked.extend([key] if key is not None else [])
+        if key is None:
+            locked.append(path)
+        else:
+            keys.append(key)
+    if not unlocked and not target.identity_files:
+        return _Keys(None, tuple(locked))
+    return _Keys(tuple(keys), tuple(locked), tuple(unlocked))
+
+
+async def _unlock(path: Path) -> asyncssh.SSHKey | None:
+    """The key at ``path`` unlocked with a passphrase typed on the terminal (None: given up)."""
+    for _ in range(ssh_prompts.MAX_PASSPHRASE_TRIES):
+        phrase = await ssh_prompts.passphrase(str(path))
+        if not phrase:
+            return None
+        with contextlib.suppress(ConnectError):
+            return _read_key(path, phrase)
+        ssh_prompts.say("Bad passphrase, try again.")
+    return None
 
 
 def _refusal(
-    exc: Exception,
-    target: SshTarget,
-    options: asyncssh.SSHClientConnectionOptions,
-    gate: HostKeyGate,
+    exc: Exception, target: SshTarget, settings: EffectiveSsh, gate: LoginGate, keys: _Keys
 ) -> ConnectError:
     """The :class:`ConnectError` for why a connection attempt failed."""
-    where = f"{options.host}:{options.port}"
+    where = f"{settings.host}:{settings.port}"
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
-        if gate.refusal is None:
+        refusal = gate.refusal
+        if refusal is None:
             return ConnectError(ConnectFailureKind.HOST_KEY, f"{target.label}: {exc.reason}")
-        return ConnectError(ConnectFailureKind.HOST_KEY, gate.refusal.message, gate.refusal.hint)
+        if gate.unknown_key is not None and not target.prompts:
+            refusal = refusal_without_terminal(refusal)
+        return ConnectError(ConnectFailureKind.HOST_KEY, refusal.message, refusal.hint)
     if isinstance(exc, asyncssh.PermissionDenied):
         return ConnectError(
             ConnectFailureKind.AUTH,
-            f"{options.username}@{where} refused authentication",
+            f"{settings.user}@{where} refused authentication{_unasked(gate, keys)}",
             "Check the user name, the IdentityFile and that the key is in the host's "
             "authorized_keys (ssh -v shows which keys were offered).",
         )
@@ -244,20 +358,26 @@ def _refusal(
     return ConnectError(ConnectFailureKind.UNREACHABLE, f"{where} unreachable: {reason}")
 
 
+def _unasked(gate: LoginGate, keys: _Keys) -> str:
+    """What could not be asked for without a terminal, as the end of a refusal's message."""
+    needs = [f"the passphrase of {path}" for path in keys.locked]
+    if gate.kbdint_unasked:
+        needs.append("keyboard-interactive (MFA) answers")
+    if gate.password_unasked:
+        needs.append("a password")
+    if not needs:
+        return ""
+    return (
+        f"; it needed {', '.join(needs)}, and there is no terminal to ask on (no terminal on "
+        "standard input, or --json): run it from a terminal, or load the key into ssh-agent"
+    )
+
+
 def _cipher_kwargs(options: asyncssh.SSHClientConnectionOptions) -> dict[str, object]:
     """Prefer AES-GCM (hardware-accelerated here) unless the ssh config chose ``Ciphers``."""
     if options.config.get("Ciphers") is not None:
         return {}
     return {"encryption_algs": PREFERRED_CIPHERS}
-
-
-def _auth_kwargs(target: SshTarget) -> dict[str, object]:
-    kwargs: dict[str, object] = {}
-    if target.identity_files:
-        kwargs["client_keys"] = [str(p.expanduser()) for p in target.identity_files]
-    if not target.use_agent:
-        kwargs["agent_path"] = None
-    return kwargs
 
 
 def _status(result: asyncssh.SSHCompletedProcess) -> int:

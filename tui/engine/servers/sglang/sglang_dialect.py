@@ -24,7 +24,10 @@ class SglangDialect:
     traits = StartupTraits(short_stamps_foreign=True, decode_lines_as_text=True)
     health_path = "/health"
     generation = GenerationProbe(
-        "/generate", "text", {"sampling_params": {"max_new_tokens": 1, "temperature": 0}}
+        "/generate",
+        "text",
+        {"sampling_params": {"max_new_tokens": 1, "temperature": 0}},
+        request_id_key="rid",
     )
     bench_tool = BenchTool(
         title="sglang.bench_serving",

@@ -33,6 +33,7 @@ from tui.engine.servers.hits import (
 )
 from tui.engine.servers.jit_phases import maybe_phase
 from tui.engine.servers.library_lines import library_hits
+from tui.engine.servers.monitor_traffic import is_probe_prefill
 from tui.engine.servers.server_args import sglang_args
 from tui.engine.startup.vocabulary import Stage
 
@@ -154,9 +155,15 @@ def _launch(msg: str, _match: re.Match[str]) -> tuple[Hit, ...]:
 _BUSY = re.compile(r"#new-seq: (?:[2-9]|\d\d)|#(?:running|queue)-req: [1-9]")
 
 
-def _prefill(msg: str) -> Marker:
-    """A prefill batch; the warm-up is one request alone, more at once is traffic."""
-    return Marker.TRAFFIC if _BUSY.search(msg) else Marker.BATCH
+def _prefill(msg: str) -> tuple[Hit, ...]:
+    """A prefill batch; the warm-up is one request alone, more at once is traffic. A lone
+    request of one or two prompt tokens on an idle server is a health check (SGLang's
+    ``/health`` generates from ``input_ids=[0]``) or bringup's own probe: no activity."""
+    if _BUSY.search(msg):
+        return (Marker.TRAFFIC,)
+    if is_probe_prefill(msg):
+        return ()
+    return (Marker.BATCH,)
 
 
 def _fixed(*hits: Hit) -> Callable[..., tuple[Hit, ...]]:
@@ -196,7 +203,7 @@ _RULES: tuple[_Rule, ...] = tuple(
         (r"The server is fired up and ready to roll", _fixed(Marker.READY)),
         (r"Dummy health check server started", _fixed(Marker.NODE_READY)),
         (r"Decode batch", lambda msg, _m: (decode_hit(msg),)),
-        (r"Prefill batch", lambda msg, _m: (_prefill(msg),)),
+        (r"Prefill batch", lambda msg, _m: _prefill(msg)),
         (r"Decode out of memory happened", _fixed(Marker.TRAFFIC)),
         (r"SIGTERM received", _fixed(StopHit("SIGTERM received"))),
         (r"Start of pd disaggregation warmup", _fixed(StageHit(Stage.WARMUP, "pd_warmup"))),
