@@ -17,7 +17,7 @@ from tui.app.monitor.alerts import NOTIFY_MODES, NotifyMode
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.themes import DEFAULT_THEME
 from tui.app.monitor.view_model import EXPECTED_STARTUP_SECONDS, Target
-from tui.config import ServingConfig
+from tui.config import MonitorConfig, ServingConfig
 from tui.engine.judge.stall import StallPolicy
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
 from tui.io.gpu.gpu_telemetry import GpuFeed, TelemetryChannel, TelemetrySettings
@@ -52,6 +52,8 @@ class WatchSettings:
     """Expect the start-up from the history file's past runs (else the profile's default)."""
     serving: ServingConfig = field(default_factory=ServingConfig)
     """Whether and how to scrape the engine's ``/metrics`` once it serves."""
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
+    """How often to poll health while starting and once READY."""
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -107,7 +109,11 @@ def assemble_app(
     api = parts.sessions[0]
     health = bench = metrics = None
     if settings.port is not None:
-        health = HealthSource(api, settings.port, settings.engine, api_key=settings.bench.api_key)
+        monitor = settings.monitor
+        health = HealthSource(
+            api, settings.port, settings.engine, monitor.health_interval,
+            settings.bench.api_key, monitor.health_interval_serving,
+        )  # fmt: skip
         bench = BenchSetup(api, settings.port, settings.engine, settings.bench, parts.api_host)
         metrics = metrics_setup(api, settings)
     app = MonitorApp(
