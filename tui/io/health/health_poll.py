@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,7 +179,7 @@ class HealthPoller:
             return self.options.serving_interval
         return self.options.interval
 
-    async def changes(self) -> AsyncIterator[HealthChanged]:
+    async def changes(self) -> AsyncGenerator[HealthChanged, None]:
         """Poll at :meth:`pause_after`'s pace; yield the first result and every change."""
         key = self.options.api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
