@@ -366,6 +366,8 @@ def measure_demo(terminal: Terminal, folder: Path, window: float) -> Figures:
         terminal.keys("app", "q")
         prompt = _until(lambda: not _alive(app), 30.0)
         print(f"  demo: q to exit {time.monotonic() - started:.2f} s (exited: {prompt})")
+        if not prompt:
+            terminal.show("app")
         return figures
     finally:
         terminal.tmux("kill-session", "-t", "app")
