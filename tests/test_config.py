@@ -18,6 +18,7 @@ from tui.config import (
     ConfigError,
     DurationError,
     LaunchConfig,
+    MonitorConfig,
     Profile,
     SshAddress,
     StallConfig,
@@ -415,3 +416,12 @@ def test_the_serving_table_sets_the_scrape_and_the_alarm_thresholds() -> None:
 def test_a_bad_serving_value_names_its_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(key)):
         parse(text)
+
+
+def test_the_monitor_table_sets_how_often_the_host_is_asked() -> None:
+    text = '[profiles.a.monitor]\nhealth_interval_serving = "30s"\ngpu_interval_serving = "1s"\n'
+    monitor = parse(text).profile("a").monitor
+    assert monitor == MonitorConfig(health_interval_serving=30.0, gpu_interval_serving=1.0)
+    assert parse(_uncommented(example_text())).profile().monitor == MonitorConfig()
+    with pytest.raises(ConfigError, match=r"at least 0\.1 s"):
+        parse('[profiles.a.monitor]\nhealth_interval = "10ms"\n')

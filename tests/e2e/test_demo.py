@@ -9,6 +9,7 @@ socket and never touches the user's own server.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -90,3 +91,35 @@ def test_closing_the_terminal_while_the_demo_starts_cleans_up(demo: tuple[Pane, 
     assert gone(pid)
     assert processes_mentioning(str(private)) == []
     assert [p.name for p in private.iterdir()] == []
+
+
+def test_q_while_ready_gives_the_prompt_back_and_leaves_nothing(demo: tuple[Pane, Path]) -> None:
+    pane, private = demo
+    data = private.parent / "data"
+    prompt = "demo-shell$"  # the pane's capture drops the space after it
+    env = {"TMPDIR": str(private), "TERM": "tmux-256color", "BRINGUP_DATA_DIR": str(data),
+           "PS1": prompt + " ", "ENV": ""}  # fmt: skip
+    pane.start(["sh", "-i"], env)
+    pane.wait_for(prompt)
+    command = subprocess.list2cmdline([sys.executable, "-m", "tui", "demo"])
+    pane.tmux("send-keys", "-t", pane.name, command, "Enter")
+    pane.wait_for("READY", "generation ok")
+    assert processes_mentioning(str(private)), "the simulated server runs"
+    pane.tmux("send-keys", "-t", pane.name, "q")
+    deadline = time.monotonic() + QUIT_SECONDS
+    while time.monotonic() < deadline and pane.screen().count(prompt) < 2:
+        time.sleep(0.1)
+    assert pane.screen().count(prompt) >= 2, f"no prompt after q:\n{pane.screen()}"
+    while time.monotonic() < deadline and _demo_processes(private):
+        time.sleep(0.1)
+    assert _demo_processes(private) == [], "no process of the demo is left"
+    assert [p.name for p in private.iterdir()] == [], "every temporary file was removed"
+
+
+def _demo_processes(private: Path) -> list[str]:
+    """Processes naming the demo's TMPDIR, but tmux's own (its command line holds the pane's)."""
+    return [
+        line
+        for line in processes_mentioning(str(private))
+        if not line.split(": ", 1)[1].startswith("tmux ")
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,3 +97,35 @@ async def test_a_lost_link_is_its_own_state() -> None:
         result = await HealthPoller(url).poll(client)
     assert result.state is HealthState.NO_LINK
     assert "no route" in result.detail
+
+
+async def test_once_ready_the_poll_waits_its_serving_interval(sim: int, tmp_path: Path) -> None:
+    async def url() -> str:
+        return f"http://127.0.0.1:{sim}"
+
+    log = tmp_path / "server.log"
+    poller = HealthPoller(url, HealthOptions(interval=0.05, serving_interval=3600.0))
+    changes = poller.changes()
+    async for change in changes:
+        if change.ready:
+            break
+    polls_at_ready = log.read_text().count("GET /health")
+    assert polls_at_ready > 1, "the start-up was polled at the start-up pace"
+    pending = asyncio.ensure_future(changes.__anext__())
+    await asyncio.sleep(1.0)  # twenty start-up intervals
+    assert log.read_text().count("GET /health") == polls_at_ready
+    pending.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await pending
+    await changes.aclose()
+
+
+def test_the_poll_is_fast_again_from_the_first_result_that_is_not_ready() -> None:
+    async def url() -> str:
+        return "http://127.0.0.1:1"
+
+    poller = HealthPoller(url, HealthOptions(interval=1.0, serving_interval=10.0))
+    ready = HealthChanged(HealthState.READY, 200, 1.0, "", 5.0)
+    assert poller.pause_after(ready) == 10.0
+    for state in (HealthState.STARTING, HealthState.UNHEALTHY, HealthState.REFUSED):
+        assert poller.pause_after(HealthChanged(state, 503, 1.0)) == 1.0

@@ -1,8 +1,9 @@
 """``bringup wait``, a real subprocess over the loopback SSH server, keeps READY through a blip.
 
 The simulator answers ``/health`` 503 twice once the wait's test generation was served. With
-``--settle`` the wait keeps watching after READY: it reports the verdict going DEGRADED and
-READY again, and still exits 0 with READY.
+``--settle`` the wait keeps watching after READY (longer than the 10 s between polls of a
+serving server): it reports the verdict going DEGRADED and READY again, and still exits 0 with
+READY.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def test_wait_reports_degraded_then_ready_and_keeps_its_exit(
     ssh_server: TestServer, sims: SimFactory
 ) -> None:
     sim = sims(["--tp", "2", "--time-scale", FAST, "--health-503", "2"])
-    result = _wait(ssh_server, sim.log, sim.port, "--settle", "8s")
+    result = _wait(ssh_server, sim.log, sim.port, "--settle", "16s")  # past one serving poll
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == EXIT_READY, result.stdout + result.stderr
     verdicts = _verdicts(records)

@@ -29,6 +29,7 @@ from tui.app.screens.main_screen import rank_cards
 from tui.app.widgets.header import TimerLine
 from tui.app.widgets.health_badge import VerdictBadge
 from tui.app.widgets.rank_panel import RankPanel
+from tui.config import MonitorConfig
 from tui.engine.launch.launch_record import HowEnded, RunState, RunStatus
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.transport.host_session import HostSession, LocalConnector
@@ -68,8 +69,9 @@ async def test_a_503_while_ready_is_degraded_then_ready_again_in_the_app(
     sim = sims(["--tp", "2", "--time-scale", FAST, "--health-503", "3"])
     session = HostSession(LocalConnector())
     settings = WatchSettings(
-        target=Target("degraded", "local"), log_path=str(sim.log), port=sim.port, engine="sglang"
-    )
+        target=Target("degraded", "local"), log_path=str(sim.log), port=sim.port, engine="sglang",
+        monitor=MonitorConfig(health_interval_serving=1.0),  # every poll sees the blip
+    )  # fmt: skip
     app = build_app(session, settings)
     app.alerts.mode = "always"
     seen: list[Verdict] = []
@@ -82,7 +84,8 @@ async def test_a_503_while_ready_is_degraded_then_ready_again_in_the_app(
             view = app.state.view()
             assert view.reason.startswith("health 503 for ")
             assert "since READY, FAILED after 60 s" in view.reason
-            assert "degraded: health 503" in app.screen.query_one(TimerLine).render().plain
+            timer = app.screen.query_one(TimerLine)
+            await _until(pilot, lambda: "degraded: health 503" in timer.render().plain, seen)
             assert view.eta.elapsed == pytest.approx(timer_at_ready)
             assert {card.flag for card in rank_cards(view)} == {"degraded"}
             await pilot.pause(0.2)

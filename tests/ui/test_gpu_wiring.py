@@ -9,7 +9,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from tests.engine.multinode_logs import node_log
+from tests.tmux import processes_mentioning
 from tests.ui.fakes import FakeClock
+from tests.ui.monitor_factory import READY_HEALTH
 from tests.ui.startup_log import up_to
 from tui.app.feed.cluster_link import ClusterLink
 from tui.app.monitor.cluster_build import build_cluster_app
@@ -22,6 +24,7 @@ from tui.app.widgets.gpu_widgets import GpuSummary, map_lines, summary_line
 from tui.app.widgets.rank_panel import RankPanel
 from tui.engine.gpu.gpu_state import GpuSnapshot, GpuState
 from tui.engine.gpu.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
+from tui.engine.startup.vocabulary import Verdict
 from tui.io.gpu.gpu_telemetry import TelemetrySettings
 from tui.io.transport.host_session import HostSession, LocalConnector
 
@@ -171,3 +174,38 @@ async def test_a_monitor_over_two_hosts_reads_both_hosts_gpus(tmp_path: Path) ->
     finally:
         for session in sessions:
             await session.close()
+
+
+def _smi_rates(state: Path) -> list[str]:
+    """The ``-lms`` value of every simulated nvidia-smi reading ``state`` now."""
+    rates = []
+    for line in processes_mentioning(str(state)):
+        words = line.split()
+        if "-lms" in words:
+            rates.append(words[words.index("-lms") + 1])
+    return rates
+
+
+async def test_once_ready_the_gpus_are_read_at_the_serving_rate(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(up_to("ready"))
+    state = tmp_path / "gpus.json"
+    session = HostSession(LocalConnector())
+    settings = WatchSettings(
+        target=Target("gpu-test", "local"),
+        log_path=str(log),
+        telemetry=TelemetrySettings(
+            command=_sim_nvidia_smi(state), interval_ms=100, serving_interval_ms=1500
+        ),
+    )
+    app = build_app(session, settings)
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await _until(pilot, lambda: _smi_rates(state) == ["100"])
+            app.state.set_health(READY_HEALTH)
+            await _until(pilot, lambda: app.last_view is not None
+                         and app.last_view.verdict is Verdict.READY)  # fmt: skip
+            await _until(pilot, lambda: _smi_rates(state) == ["1500"])
+            await _until(pilot, lambda: app.state.gpu is not None and len(app.state.gpu.gpus) == 8)
+    finally:
+        await session.close()

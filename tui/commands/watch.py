@@ -152,10 +152,15 @@ async def _watch(plan: WatchPlan) -> int:
             profile.launch.conda_env,
             api_key_of(None, profile),
         ),
-        telemetry=TelemetrySettings(command=profile.nvidia_smi),
+        telemetry=TelemetrySettings(
+            command=profile.nvidia_smi,
+            interval_ms=round(profile.monitor.gpu_interval * 1000),
+            serving_interval_ms=round(profile.monitor.gpu_interval_serving * 1000),
+        ),
         history=True,
         serving=profile.serving,
         kernel_log=profile.kernel_log,
+        monitor=profile.monitor,
     )
     if plan.slurm is not None:
         from tui.commands.watch_slurm import watch_slurm

@@ -24,6 +24,7 @@ from tui.config.config_model import (
     BenchConfig,
     Config,
     LaunchConfig,
+    MonitorConfig,
     Profile,
     ServingConfig,
     StallConfig,
@@ -132,6 +133,7 @@ def _profile(name: str, table: Table, base: Path) -> Profile:
         bench=_bench(table.table("bench"), base),
         stall=_stall(table.table("stall")),
         serving=_serving(table.table("serving")),
+        monitor=_monitor(table.table("monitor")),
         api_key_env=table.text("api_key_env", None),
         scheduler=table.choice("scheduler", SCHEDULERS, "ssh"),
         slurm=build_slurm(table.table("slurm")),
@@ -393,6 +395,27 @@ def _serving(table: Table) -> ServingConfig:
     )
     table.finish()
     return serving
+
+
+def _monitor(table: Table) -> MonitorConfig:
+    default = MonitorConfig()
+    monitor = MonitorConfig(
+        health_interval=_at_least(table, "health_interval", default.health_interval),
+        health_interval_serving=_at_least(
+            table, "health_interval_serving", default.health_interval_serving
+        ),
+        gpu_interval=_at_least(table, "gpu_interval", default.gpu_interval),
+        gpu_interval_serving=_at_least(table, "gpu_interval_serving", default.gpu_interval_serving),
+    )
+    table.finish()
+    return monitor
+
+
+def _at_least(table: Table, key: str, default: float, least: float = 0.1) -> float:
+    seconds = table.duration(key, default, positive=True)
+    if seconds < least:
+        raise table.error(key, f"must be at least {least:g} s")
+    return seconds
 
 
 def _interval(table: Table) -> float:

@@ -133,6 +133,17 @@ class ServingConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MonitorConfig:
+    """How often the monitor asks the host while the server starts and once it is READY: the
+    health poll (back to ``health_interval`` after a failed poll) and the GPU telemetry."""
+
+    health_interval: float = 1.0
+    health_interval_serving: float = 10.0
+    gpu_interval: float = 0.5
+    gpu_interval_serving: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One server: where it runs, how to start it, how to watch and benchmark it."""
 
@@ -156,6 +167,7 @@ class Profile:
     bench: BenchConfig = field(default_factory=BenchConfig)
     stall: StallConfig = field(default_factory=StallConfig)
     serving: ServingConfig = field(default_factory=ServingConfig)
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
     api_key_env: str | None = None
     """The environment variable holding the server's API key, sent as a bearer token by the
     benchmark and the health poll."""

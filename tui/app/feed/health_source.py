@@ -1,8 +1,9 @@
 """The health poll behind the header's badge: ``tui.io.health.health_poll`` through the session's
 forward.
 
-The poller asks ``/health`` about once a second and, once it answers 200, one real one-token
-generation; this adapter turns each change it reports into a ``HealthPolled`` message.
+The poller asks ``/health`` about once a second while the server starts and every 10 s once it
+is READY (both configurable), and one real one-token generation when it first answers 200;
+this adapter turns each change it reports into a ``HealthPolled`` message.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ class HealthSource:
 
     def __init__(
         self, session: HostSession, port: int, engine: str = "auto", interval: float = 1.0,
-        api_key: str | None = None,
+        api_key: str | None = None, serving_interval: float = 10.0,
     ) -> None:  # fmt: skip
         self.session = session
         self.port = port
-        options = io_health.HealthOptions(interval=interval, engine=engine, api_key=api_key)
+        options = io_health.HealthOptions(
+            interval=interval, serving_interval=serving_interval, engine=engine, api_key=api_key
+        )
         self.poller = io_health.HealthPoller(self._url, options)
 
     async def _url(self) -> str:

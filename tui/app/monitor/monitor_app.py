@@ -129,6 +129,8 @@ class MonitorApp(App[int]):
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
         self._flushed_at = 0.0
+        self._gpu_workers: dict[GpuFeed, Worker[None]] = {}
+        self._serving = False
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(SEMANTIC_DEFAULTS)
@@ -155,7 +157,7 @@ class MonitorApp(App[int]):
             health = self._health.run(self.post_message)
             self.run_worker(health, group="health", exit_on_error=False)
         for feed in self._telemetry:
-            self.run_worker(self._read_gpus(feed), group="telemetry", exit_on_error=False)
+            self._start_gpus(feed)
         # Everything built so far lives as long as the app: keep it out of every future garbage
         # collection, so a full collection during a log flood costs milliseconds, not a freeze.
         self.call_after_refresh(gc.freeze)
@@ -175,6 +177,22 @@ class MonitorApp(App[int]):
                             severity="warning", markup=False)  # fmt: skip
             fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) else FALLBACK_THEME
             self.theme = fallback
+
+    def _start_gpus(self, feed: GpuFeed) -> None:
+        worker = self.run_worker(self._read_gpus(feed), group="telemetry", exit_on_error=False)
+        self._gpu_workers[feed] = worker
+
+    def _pace_gpus(self, serving: bool) -> None:
+        """Once READY the GPUs are read at the serving rate (every 2 s unless configured), and
+        at the start-up rate again when the server leaves READY: each reader whose rate
+        changes is stopped (which stops its nvidia-smi) and started again."""
+        if serving == self._serving:
+            return
+        self._serving = serving
+        for feed in self._telemetry:
+            if feed.channel.pace(serving):
+                self._gpu_workers[feed].cancel()
+                self._start_gpus(feed)
 
     async def _read_gpus(self, feed: GpuFeed) -> None:
         """Post every GPU snapshot of one host; closing the iteration also stops its remote
@@ -262,6 +280,7 @@ class MonitorApp(App[int]):
             if main is not None and main.is_current and main.composed:
                 main.show(view)
             self.alerts.verdict_seen(view)
+            self._pace_gpus(view.verdict is Verdict.READY)
             self.bench.verdict_seen(view)
         if log_screen is not None:
             log_screen.pull()

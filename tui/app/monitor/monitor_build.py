@@ -17,7 +17,7 @@ from tui.app.monitor.alerts import NOTIFY_MODES, NotifyMode
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.themes import DEFAULT_THEME
 from tui.app.monitor.view_model import EXPECTED_STARTUP_SECONDS, Target
-from tui.config import ServingConfig
+from tui.config import MonitorConfig, ServingConfig
 from tui.config.config_model import KERNEL_LOG_COMMANDS
 from tui.engine.judge.stall import StallPolicy
 from tui.io.bench.bench_setup import BenchOptions, BenchSetup
@@ -55,6 +55,8 @@ class WatchSettings:
     """Whether and how to scrape the engine's ``/metrics`` once it serves."""
     kernel_log: tuple[tuple[str, ...], ...] = KERNEL_LOG_COMMANDS
     """The commands tried in turn for a GPU host's kernel log."""
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
+    """How often to poll health while starting and once READY."""
 
 
 def notify_mode(text: str) -> NotifyMode:
@@ -110,7 +112,11 @@ def assemble_app(
     api = parts.sessions[0]
     health = bench = metrics = None
     if settings.port is not None:
-        health = HealthSource(api, settings.port, settings.engine, api_key=settings.bench.api_key)
+        monitor = settings.monitor
+        health = HealthSource(
+            api, settings.port, settings.engine, monitor.health_interval,
+            settings.bench.api_key, monitor.health_interval_serving,
+        )  # fmt: skip
         bench = BenchSetup(api, settings.port, settings.engine, settings.bench, parts.api_host)
         metrics = metrics_setup(api, settings)
     app = MonitorApp(

@@ -4,8 +4,11 @@ One long-lived ``nvidia-smi --query-gpu=... --format=csv,noheader,nounits -lms N
 stream on the host's transport (the same SSH connection that tails the log; no new connection
 and no handshake per reading). Its output is parsed chunk by chunk into snapshots. When the
 stream ends it is started again after a pause that doubles up to a limit (and resets once
-readings flow again); while it is down, the snapshot says why ("nvidia-smi not found on the
-host", "not connected to the host" ...) and keeps the last figures, marked stale.
+readings flow again). It reads every ``interval_ms`` (500 ms) while the server starts and every
+``serving_interval_ms`` (2 s) once it serves (:meth:`TelemetryChannel.pace`, after which the
+reader starts the stream again at the new rate); while it is down, the snapshot says why
+("nvidia-smi not found on the host", "not connected to the host" ...) and keeps the last
+figures, marked stale.
 
 The process list (``--query-compute-apps``) is asked for on demand, and
 :func:`busy_before_launch` names the GPUs already holding memory or processes before a launch.
@@ -54,7 +57,9 @@ class TelemetrySettings:
     command: tuple[str, ...] = ("nvidia-smi",)
     """The ``nvidia-smi`` to run, as an argument list (a profile may name a simulated one)."""
     interval_ms: int = 500
-    """Milliseconds between readings of the live stream."""
+    """Milliseconds between readings of the live stream while the server starts."""
+    serving_interval_ms: int = 2000
+    """Milliseconds between readings once the server serves (the user may ask for more)."""
     retry_first: float = 1.0
     """Seconds before the first restart of an ended stream; doubled on each failed restart."""
     retry_max: float = 30.0
@@ -63,14 +68,15 @@ class TelemetrySettings:
     """Seconds a one-off query (process list, preflight) may take."""
 
 
-def stream_argv(settings: TelemetrySettings) -> list[str]:
-    """The live stream's command line."""
+def stream_argv(settings: TelemetrySettings, serving: bool = False) -> list[str]:
+    """The live stream's command line (at the serving rate once ``serving``)."""
+    interval = settings.serving_interval_ms if serving else settings.interval_ms
     return [
         *settings.command,
         f"--query-gpu={','.join(LIVE_COLUMNS)}",
         "--format=csv,noheader,nounits",
         "-lms",
-        str(settings.interval_ms),
+        str(interval),
     ]
 
 
@@ -154,6 +160,18 @@ class TelemetryChannel:
         self._sleep = sleep
         self._finished = False
         self.restarts = 0
+        self.serving = False
+        """Whether the stream reads at the serving rate; see :meth:`pace`."""
+
+    def pace(self, serving: bool) -> bool:
+        """Read at the serving rate from the next stream on; True when the rate changed (the
+        caller then stops its iteration of :meth:`snapshots` and starts a new one, which keeps
+        the readings so far)."""
+        changed = serving != self.serving and (
+            self.settings.serving_interval_ms != self.settings.interval_ms
+        )
+        self.serving = serving
+        return changed
 
     async def snapshots(self) -> AsyncGenerator[GpuSnapshot, None]:
         """A snapshot per chunk of readings and one per outage; restarts the stream until the
@@ -202,7 +220,7 @@ class TelemetryChannel:
 
     async def _open(self, transport: Transport) -> CommandStream | None:
         try:
-            return await transport.open_stream(stream_argv(self.settings))
+            return await transport.open_stream(stream_argv(self.settings, self.serving))
         except LinkLost as exc:
             # A local transport reports a missing executable this way: not a link failure.
             found = classify_failure(str(exc))

@@ -3,8 +3,15 @@
 Each poll asks ``/health``. Once it answers 200, one real generation of a single token is sent
 (the engine's ``Dialect.generation``: SGLang's ``/generate``, vLLM's ``/v1/completions``; when
 the engine is not known, each engine's in turn while the route does not exist); only when that
-answers is the server READY. The generation is repeated after the
-server was seen unhealthy again. Every state comes with the status code and the latency.
+answers is the server READY. The generation is repeated only after the server was seen
+unhealthy again (never on a timer: on a production server it is real load). Every state comes
+with the status code and the latency.
+
+The poll is quiet once the server serves: every ``interval`` (1 s) while it starts, every
+``serving_interval`` (10 s) once READY, and every ``interval`` again from the first poll that
+is not READY, so that a server in trouble is followed closely until it recovers. (SGLang's own
+``/health`` runs a one-token generation when the server is idle, so each poll is also a
+prefill in its log.)
 
 Through an SSH port forward the local end always accepts the connection; a refused remote port
 shows up as a connection closed before any response, which is classified as refused too.
@@ -15,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +69,9 @@ class HealthOptions:
     """Timing and protocol of the poll."""
 
     interval: float = 1.0
+    """Seconds between polls while the server is not READY (starting, or after a failed poll)."""
+    serving_interval: float = 10.0
+    """Seconds between polls while it is READY."""
     timeout: float = 5.0
     generation_timeout: float = 60.0
     engine: str = "auto"
@@ -170,8 +180,14 @@ class HealthPoller:
             self._generated = took
         return HealthChanged(HealthState.READY, 200, health.latency_ms, "", self._generated)
 
-    async def changes(self) -> AsyncIterator[HealthChanged]:
-        """Poll every ``interval`` seconds; yield the first result and every change."""
+    def pause_after(self, result: HealthChanged) -> float:
+        """Seconds until the next poll: long while READY, short otherwise."""
+        if result.state is HealthState.READY:
+            return self.options.serving_interval
+        return self.options.interval
+
+    async def changes(self) -> AsyncGenerator[HealthChanged, None]:
+        """Poll at :meth:`pause_after`'s pace; yield the first result and every change."""
         key = self.options.api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         previous: tuple[HealthState, int | None, str] | None = None
@@ -182,4 +198,4 @@ class HealthPoller:
                 if seen != previous:
                     previous = seen
                     yield result
-                await asyncio.sleep(self.options.interval)
+                await asyncio.sleep(self.pause_after(result))

@@ -3,7 +3,8 @@
 A :class:`Pump` reads the ``tail`` stream opened by :class:`~tui.io.tail.log_tail.LogTail` and asks
 the
 file's description every ``probe_interval`` seconds through a
-:class:`~tui.io.tail.tail_probe.Prober`.
+:class:`~tui.io.tail.tail_probe.Prober` (``quiet_probe_factor`` times less often once the log
+has been quiet for a few checks).
 Each :meth:`Pump.step` returns the items that became known (usually one chunk); the pump is
 ``finished`` when the stream must be reopened: it ended, the content was rewritten, or a new
 file took the name (then the old one is first read until it has been quiet for a moment).
@@ -84,6 +85,8 @@ class Pump:
         self._reader: asyncio.Task[bytes] | None = None
         self._probe: asyncio.Task[tuple[Asked, FileReport | None]] | None = None
         self._probe_at = self._loop.time() + options.probe_interval
+        self._quiet = 0
+        """Checks in a row that found nothing, with no byte arriving in between."""
         self._drain: _Drain | None = None
         self._deleted = False
         self._shrunk = 0
@@ -120,6 +123,9 @@ class Pump:
             # them, a failure in the same step must not keep them from the reader.
             data, self._reader = self._reader.result(), None
             self.finished = self.ended = not data
+            if self._quiet >= self.options.quiet_checks:  # the usual pace from the next check
+                self._probe_at = min(self._probe_at, self._loop.time() + self._probe_pause(0))
+            self._quiet = 0
             return await self.accept(data)
         if self._probe is not None and self._probe in done:
             return await self._checked(*self._probe.result())
@@ -128,8 +134,10 @@ class Pump:
         return []
 
     async def _checked(self, asked: Asked, report: FileReport | None) -> list[TailItem]:
-        self._probe, self._probe_at = None, self._loop.time() + self.options.probe_interval
         outcome = self.interpret(asked, report)
+        quiet = not (outcome.items or outcome.restart or outcome.replaced_by)
+        self._quiet = self._quiet + 1 if quiet else 0
+        self._probe, self._probe_at = None, self._loop.time() + self._probe_pause()
         new = outcome.replaced_by
         if new is not None:
             deadline = self._loop.time() + self.options.drain_max
@@ -141,6 +149,12 @@ class Pump:
                 self._drain = _Drain(new, previous, deadline)
         self.finished = outcome.restart
         return outcome.items
+
+    def _probe_pause(self, quiet: int | None = None) -> float:
+        """Seconds to the next check: ``probe_interval``, or the quiet pace on a quiet log."""
+        if (self._quiet if quiet is None else quiet) >= self.options.quiet_checks:
+            return self.options.probe_interval * self.options.quiet_probe_factor
+        return self.options.probe_interval
 
     async def _ask(self) -> tuple[Asked, FileReport | None]:
         state = self.state

@@ -14,6 +14,11 @@ class TailOptions:
 
     probe_interval: float = 1.0
     """Seconds between checks of the file by name (catches rewrites and replacements)."""
+    quiet_probe_factor: float = 5.0
+    """... times this (5 s) once ``quiet_checks`` checks in a row found nothing new and no
+    byte arrived in between (``tail`` itself reports a truncation or a replaced file; the check
+    is for what it misses, and an idle server's log should not cost a command a second)."""
+    quiet_checks: int = 5
     wait_interval: float = 0.5
     """Seconds between looks for a file that does not exist yet."""
     drain_idle: float = 0.2

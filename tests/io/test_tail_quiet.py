@@ -1,0 +1,52 @@
+"""A quiet log is checked less often; the first byte that arrives brings the usual pace back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from tests.io.helpers import Collected, eventually
+from tui.io.tail import tail_probe
+from tui.io.tail.log_tail import LogTail, TailOptions
+from tui.io.transport.local import LocalTransport
+
+LINE = b"[2025-01-01 00:00:00 TP0] Decode batch, #running-req: 1\n"
+
+
+async def test_checks_slow_down_on_a_quiet_log_and_resume_with_its_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asks: list[int] = []
+    ask = tail_probe.Prober.ask
+
+    async def counted(self: tail_probe.Prober, *args: int) -> object:
+        asks.append(1)
+        return await ask(self, *args)
+
+    monkeypatch.setattr(tail_probe.Prober, "ask", counted)
+    log = tmp_path / "server.log"
+    log.write_bytes(LINE)
+    options = TailOptions(probe_interval=0.05, quiet_checks=3, quiet_probe_factor=1000.0)
+    got = Collected()
+
+    async def consume() -> None:
+        async for item in LogTail(str(log), options=options).follow(LocalTransport()):
+            got.add(item)
+
+    task = asyncio.create_task(consume())
+    try:
+        await eventually(lambda: got.current == LINE, state=got)
+        await eventually(lambda: len(asks) >= 3, state=got)
+        await asyncio.sleep(1.0)  # twenty intervals of the usual pace
+        assert len(asks) <= 4, "a quiet log is checked at the quiet pace"
+        with log.open("ab") as handle:
+            handle.write(LINE)
+        await eventually(lambda: got.current == LINE * 2, state=got)
+        await eventually(lambda: len(asks) >= 6, state=got)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
