@@ -62,6 +62,25 @@ def test_a_keyboard_interactive_login_is_answered_in_the_terminal(
     assert CODE.answer not in screen
 
 
+def test_a_wrong_keyboard_interactive_answer_is_asked_again(
+    mfa_server: TestServer, tmp_path: Path
+) -> None:
+    prompt = mfa_server.kbd_prompt.strip()
+    log = tmp_path / "server.log"
+    log.write_bytes(up_to("ready"))
+    with private_pane("bringup-login", "wait") as pane:
+        pane.start(waiting(mfa_server.alias, mfa_server.ssh_config, log), {"TERM": "tmux-256color"})
+        for typed, asked in (("000000", prompt), (CODE.answer, f"{prompt}\n{CODE.instructions}")):
+            pane.wait_for(asked, timeout=60)
+            pane.tmux("send-keys", "-t", pane.name, "-l", typed)
+            pane.tmux("send-keys", "-t", pane.name, "Enter")
+        pane.wait_for(DONE, timeout=60)
+        screen = pane.tmux("capture-pane", "-p", "-S", "-", "-t", pane.name).stdout
+    assert f"{DONE} 0" in screen, screen
+    assert screen.count(prompt) == 2
+    assert "000000" not in screen
+
+
 def test_a_passphrase_is_asked_once_in_the_terminal(ssh_server: TestServer, tmp_path: Path) -> None:
     config, locked = locked_config(ssh_server, tmp_path)
     prompt = f"Enter passphrase for key '{locked}'"
