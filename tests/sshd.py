@@ -7,6 +7,14 @@ with a host alias, a ``known_hosts`` file that vouches for the server, and
 ``drop_connections()``, which kills the server side of every open connection, the way a dropped
 link or a crashed ``sshd`` child looks to the client.
 
+``start_server(workdir, kbd_interactive=challenge)`` starts a server that refuses the client key
+and asks a keyboard-interactive (MFA) question instead. OpenSSH's sshd asks such questions only
+through PAM, so where the tests run as root with a writable ``/etc/pam.d`` and ``pam_exec.so``
+installed, sshd is started through a symlink of a unique name (sshd names its PAM service after
+its own program name) and a PAM service of that name is written for it; ``pam_exec`` asks its
+``Password: `` question and a script checks the answer. The service file is removed when the
+server stops. Elsewhere the embedded server asks the challenge itself.
+
 Other test packages can import from here::
 
     from tests.sshd import start_server
@@ -18,6 +26,8 @@ import asyncio
 import contextlib
 import getpass
 import os
+import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -36,6 +46,10 @@ from tui.io.transport.ssh import SshTarget
 
 SSHD_CANDIDATES = (Path("/usr/sbin/sshd"), Path("/usr/local/sbin/sshd"), Path("/sbin/sshd"))
 READY_TIMEOUT = 10.0
+PAM_DIR = Path("/etc/pam.d")
+PAM_MODULE_GLOBS = ("/lib/*/security", "/usr/lib/*/security", "/lib/security", "/usr/lib/security")
+PAM_PROMPT = "Password: "
+"""The question ``pam_exec.so expose_authtok`` asks when no password was typed before it."""
 
 
 def sshd_binary() -> Path | None:
@@ -55,6 +69,35 @@ the embedded one, to check the fallback on a machine that has sshd)."""
 
 SERVER_ID = "openssh-sshd" if SERVER_KIND == "openssh" else "embedded-asyncssh-server"
 """A parametrize id that says which server was used."""
+
+
+def pam_module(name: str) -> Path | None:
+    """Where the PAM module ``name`` (``pam_exec.so``) is installed, or None."""
+    for pattern in PAM_MODULE_GLOBS:
+        found = sorted(Path("/").glob(f"{pattern.lstrip('/')}/{name}"))
+        if found:
+            return found[0]
+    return None
+
+
+def pam_login_missing() -> str | None:
+    """Why OpenSSH's sshd cannot be made to ask keyboard-interactive questions here, or None."""
+    binary = sshd_binary()
+    if SERVER_KIND != "openssh" or binary is None:
+        return "the tests run against the embedded server (no OpenSSH sshd, or forced)"
+    if os.geteuid() != 0:
+        return "not root: sshd runs PAM only as root"
+    if not os.access(PAM_DIR, os.W_OK):
+        return f"{PAM_DIR} is not writable"
+    if pam_module("pam_exec.so") is None or pam_module("pam_permit.so") is None:
+        return "pam_exec.so or pam_permit.so is not installed"
+    if b"libpam" not in binary.read_bytes():
+        return f"{binary} is built without PAM"
+    return None
+
+
+MFA_SERVER_ID = "openssh-sshd-pam" if pam_login_missing() is None else "embedded-asyncssh-server"
+"""A parametrize id that says which server asks the keyboard-interactive questions."""
 
 
 def _write_key(path: Path) -> asyncssh.SSHKey:
@@ -105,6 +148,10 @@ class TestServer:
     _process: subprocess.Popen[bytes] | None = None
     _embedded: _EmbeddedThread | None = None
     extra_config: list[str] = field(default_factory=list)
+    kbd_prompt: str = ""
+    """The keyboard-interactive question this server asks ("" when it takes the client key)."""
+    pam_service: Path | None = None
+    """The PAM service file written for this server (removed by :meth:`stop`)."""
 
     @property
     def known_hosts_line(self) -> str:
@@ -156,6 +203,8 @@ class TestServer:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+        if self.pam_service is not None:
+            self.pam_service.unlink(missing_ok=True)
 
 
 def _ssh_config(server: TestServer, jump: TestServer | None = None) -> str:
@@ -173,8 +222,23 @@ def _ssh_config(server: TestServer, jump: TestServer | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+_KEY_LOGIN = ("UsePAM no", "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password")
+_PAM_LOGIN = (
+    "UsePAM yes",
+    "KbdInteractiveAuthentication yes",
+    "AuthenticationMethods keyboard-interactive",
+    # prohibit-password refuses keyboard-interactive to root as well.
+    "PermitRootLogin yes",
+)
+
+
 def _sshd_config(
-    workdir: Path, port: int, host_key: Path, authorized: Path, env: Mapping[str, str]
+    workdir: Path,
+    port: int,
+    host_key: Path,
+    authorized: Path,
+    env: Mapping[str, str],
+    pam: bool = False,
 ) -> str:
     settings = " ".join(
         f"{name}={value}" for name, value in {"HOME": str(workdir / "home"), **env}.items()
@@ -186,12 +250,10 @@ def _sshd_config(
             f"HostKey {host_key}",
             f"PidFile {workdir / 'sshd.pid'}",
             f"AuthorizedKeysFile {authorized}",
-            "UsePAM no",
+            *(_PAM_LOGIN if pam else _KEY_LOGIN),
             "StrictModes no",
             "PubkeyAuthentication yes",
             "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "PermitRootLogin prohibit-password",
             "AllowTcpForwarding yes",
             "MaxSessions 32",
             "MaxStartups 64",
@@ -214,14 +276,54 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> N
     raise RuntimeError("sshd did not start listening")
 
 
+def _pam_stack(checker: Path, challenge: Challenge) -> str:
+    """A PAM service whose only question is ``pam_exec``'s, answered right when ``checker``
+    (which reads the answer on its standard input) exits 0; ``challenge``'s instructions are
+    shown before it (``pam_echo``, which expands ``%``)."""
+    lines = []
+    if challenge.instructions and pam_module("pam_echo.so") is not None:
+        lines.append(f"auth optional pam_echo.so {challenge.instructions.replace('%', '%%')}")
+    lines += [
+        f"auth required pam_exec.so expose_authtok quiet {checker}",
+        # pam_exec sets no credentials; sshd's pam_setcred needs one module that does.
+        "auth optional pam_permit.so",
+        "account required pam_permit.so",
+        "session required pam_permit.so",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _pam_service(workdir: Path, binary: Path, challenge: Challenge) -> tuple[Path, Path]:
+    """A symlink to ``binary`` with a unique name, and the PAM service of that name (sshd uses
+    its program name as the PAM service)."""
+    name = f"bringup-kbd-sshd-{secrets.token_hex(6)}"
+    program = workdir.absolute() / name
+    program.symlink_to(binary)
+    checker = workdir.absolute() / "check-answer.sh"
+    # pam_exec writes the answer and a NUL byte.
+    checker.write_text(f"#!/bin/sh\n[ \"$(tr -d '\\000')\" = {shlex.quote(challenge.answer)} ]\n")
+    checker.chmod(0o700)
+    service = PAM_DIR / name
+    service.write_text(_pam_stack(checker, challenge))
+    return program, service
+
+
 def start_openssh(
-    workdir: Path, alias: str = "bringup-test", env: Mapping[str, str] | None = None
+    workdir: Path,
+    alias: str = "bringup-test",
+    env: Mapping[str, str] | None = None,
+    kbd_interactive: Challenge | None = None,
 ) -> TestServer:
-    """OpenSSH's sshd on a free port; ``env`` is set in every session (``SetEnv``)."""
+    """OpenSSH's sshd on a free port; ``env`` is set in every session (``SetEnv``). With
+    ``kbd_interactive`` it takes only a keyboard-interactive login through PAM, whose answer is
+    the challenge's (see the module notes; :func:`pam_login_missing` says whether it can)."""
     binary = sshd_binary()
     if binary is None:
         raise RuntimeError("no sshd binary on this machine")
     workdir.mkdir(parents=True, exist_ok=True)
+    program, service = binary, None
+    if kbd_interactive is not None:
+        program, service = _pam_service(workdir, binary, kbd_interactive)
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     host_key = _write_key(workdir / "host_ed25519")
@@ -231,16 +333,25 @@ def start_openssh(
     port = free_port()
     (workdir / "home").mkdir(exist_ok=True)
     config = workdir / "sshd_config"
-    config.write_text(_sshd_config(workdir, port, workdir / "host_ed25519", authorized, env or {}))
+    config.write_text(
+        _sshd_config(
+            workdir, port, workdir / "host_ed25519", authorized, env or {}, service is not None
+        )
+    )
     log = workdir / "sshd.log"
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            [str(binary), "-D", "-e", "-f", str(config), "-h", str(workdir / "host_ed25519")],
+            [str(program), "-D", "-e", "-f", str(config), "-h", str(workdir / "host_ed25519")],
             stdout=log_file,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    _wait_listening(port, process, log)
+    try:
+        _wait_listening(port, process, log)
+    except RuntimeError:
+        if service is not None:
+            service.unlink(missing_ok=True)
+        raise
     return _finish(
         TestServer(
             "openssh",
@@ -254,6 +365,8 @@ def start_openssh(
             _public(host_key),
             workdir,
             _process=process,
+            kbd_prompt=PAM_PROMPT if kbd_interactive is not None else "",
+            pam_service=service,
         )
     )
 
@@ -291,8 +404,8 @@ def start_embedded(
     workdir: Path, alias: str = "bringup-test", challenge: Challenge | None = None
 ) -> TestServer:
     """The embedded server; with ``challenge`` it refuses the client key and asks that one
-    keyboard-interactive question instead (OpenSSH's sshd asks such questions only through
-    PAM, which a test cannot configure without changing the machine)."""
+    keyboard-interactive question instead (the fallback where OpenSSH's sshd cannot be given a
+    PAM service, see :func:`pam_login_missing`)."""
     workdir.mkdir(parents=True, exist_ok=True)
     embedded = _EmbeddedThread(challenge)
     info = embedded.server.info
@@ -310,14 +423,24 @@ def start_embedded(
             public,
             workdir,
             _embedded=embedded,
+            kbd_prompt=challenge.prompt if challenge is not None else "",
         )
     )
 
 
-def start_server(workdir: Path, alias: str = "bringup-test", kind: str = SERVER_KIND) -> TestServer:
-    """Start the best server available here (OpenSSH when installed)."""
+def start_server(
+    workdir: Path,
+    alias: str = "bringup-test",
+    kind: str = SERVER_KIND,
+    kbd_interactive: Challenge | None = None,
+) -> TestServer:
+    """Start the best server available here (OpenSSH when installed); with ``kbd_interactive``,
+    one that asks that keyboard-interactive question instead of taking the client key (OpenSSH
+    through PAM where :func:`pam_login_missing` finds nothing missing, else the embedded one)."""
+    if kbd_interactive is not None and (kind != "openssh" or pam_login_missing() is not None):
+        return start_embedded(workdir, alias, challenge=kbd_interactive)
     if kind == "openssh":
-        return start_openssh(workdir, alias)
+        return start_openssh(workdir, alias, kbd_interactive=kbd_interactive)
     return start_embedded(workdir, alias)
 
 

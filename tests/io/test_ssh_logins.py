@@ -13,7 +13,7 @@ import asyncssh
 import pytest
 
 from tests.conftest import REPO
-from tests.sshd import TestServer, start_embedded
+from tests.sshd import MFA_SERVER_ID, TestServer, pam_login_missing, start_server
 from tui.io.transport.embedded_sshd import Challenge
 from tui.io.transport.link_events import ConnectFailureKind
 from tui.io.transport.ssh import ConnectError, SshTarget, connect
@@ -32,9 +32,11 @@ def locked_config(server: TestServer, tmp_path: Path) -> tuple[Path, Path]:
     return config, locked
 
 
-@pytest.fixture
+@pytest.fixture(params=[pytest.param(MFA_SERVER_ID, id=MFA_SERVER_ID)])
 def mfa_server(tmp_path: Path) -> Iterator[TestServer]:
-    server = start_embedded(tmp_path / "mfa", alias="mfa-host", challenge=CODE)
+    """A server that asks ``CODE`` instead of taking the client key: OpenSSH's sshd through
+    PAM where that can be set up, else the embedded one (see ``tests/sshd.py``)."""
+    server = start_server(tmp_path / "mfa", alias="mfa-host", kbd_interactive=CODE)
     try:
         yield server
     finally:
@@ -73,6 +75,19 @@ async def test_a_keyboard_interactive_host_without_a_terminal_says_so(
     error = await refusal(mfa_server.target())
     assert error.kind is ConnectFailureKind.AUTH
     assert "keyboard-interactive (MFA) answers" in error.message
+
+
+def test_a_pam_login_server_removes_its_pam_service_when_it_stops(tmp_path: Path) -> None:
+    missing = pam_login_missing()
+    if missing is not None:
+        pytest.skip(missing)
+    server = start_server(tmp_path / "mfa", kbd_interactive=CODE)
+    service = server.pam_service
+    assert server.kind == "openssh"
+    assert service is not None
+    assert service.is_file()
+    server.stop()
+    assert not service.exists()
 
 
 async def test_wait_without_a_terminal_exits_3_naming_the_key(

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.io.test_ssh_logins import CODE, PASSPHRASE, locked_config
-from tests.sshd import TestServer, start_embedded
+from tests.sshd import MFA_SERVER_ID, TestServer, start_server
 from tests.tmux import private_pane
 from tests.ui.startup_log import up_to
 
@@ -38,16 +41,44 @@ def answer_in_pane(tmp_path: Path, host: str, config: Path, prompt: str, typed: 
         return pane.tmux("capture-pane", "-p", "-S", "-", "-t", pane.name).stdout
 
 
-def test_a_keyboard_interactive_login_is_answered_in_the_terminal(tmp_path: Path) -> None:
-    server = start_embedded(tmp_path / "mfa", alias="mfa-host", challenge=CODE)
+@pytest.fixture(params=[pytest.param(MFA_SERVER_ID, id=MFA_SERVER_ID)])
+def mfa_server(tmp_path: Path) -> Iterator[TestServer]:
+    """OpenSSH's sshd asking through PAM where that can be set up, else the embedded server."""
+    server = start_server(tmp_path / "mfa", alias="mfa-host", kbd_interactive=CODE)
     try:
-        screen = answer_in_pane(tmp_path, server.alias, server.ssh_config, CODE.prompt, CODE.answer)
+        yield server
     finally:
         server.stop()
-    assert CODE.instructions in screen
+
+
+def test_a_keyboard_interactive_login_is_answered_in_the_terminal(
+    mfa_server: TestServer, tmp_path: Path
+) -> None:
+    prompt = mfa_server.kbd_prompt
+    screen = answer_in_pane(tmp_path, mfa_server.alias, mfa_server.ssh_config, prompt, CODE.answer)
+    assert f"{CODE.instructions}\n{prompt.strip()}" in screen, screen
     assert f"{DONE} 0" in screen, screen
     assert "READY" in screen
     assert CODE.answer not in screen
+
+
+def test_a_wrong_keyboard_interactive_answer_is_asked_again(
+    mfa_server: TestServer, tmp_path: Path
+) -> None:
+    prompt = mfa_server.kbd_prompt.strip()
+    log = tmp_path / "server.log"
+    log.write_bytes(up_to("ready"))
+    with private_pane("bringup-login", "wait") as pane:
+        pane.start(waiting(mfa_server.alias, mfa_server.ssh_config, log), {"TERM": "tmux-256color"})
+        for typed, asked in (("000000", prompt), (CODE.answer, f"{prompt}\n{CODE.instructions}")):
+            pane.wait_for(asked, timeout=60)
+            pane.tmux("send-keys", "-t", pane.name, "-l", typed)
+            pane.tmux("send-keys", "-t", pane.name, "Enter")
+        pane.wait_for(DONE, timeout=60)
+        screen = pane.tmux("capture-pane", "-p", "-S", "-", "-t", pane.name).stdout
+    assert f"{DONE} 0" in screen, screen
+    assert screen.count(prompt) == 2
+    assert "000000" not in screen
 
 
 def test_a_passphrase_is_asked_once_in_the_terminal(ssh_server: TestServer, tmp_path: Path) -> None:

@@ -121,12 +121,18 @@ async def password(label: str) -> str:
 async def challenge(
     label: str, name: str, instructions: str, prompts: Sequence[tuple[str, bool]]
 ) -> list[str]:
-    """The answers to one keyboard-interactive challenge from ``label``."""
+    """The answers to one keyboard-interactive challenge from ``label``; a prompt of several
+    lines (OpenSSH's sshd puts PAM's messages before PAM's question) is shown line by line, the
+    answer typed after its last line."""
     for text in (name, instructions):
         if text.strip():
             say(printable(text.strip()))
     answers = []
     for prompt, echo in prompts:
-        shown = printable(prompt) or f"({printable(label)}) answer: "
+        *above, last = prompt.split("\n")
+        for line in above:
+            if line.strip():
+                say(printable(line.rstrip("\r")))
+        shown = printable(last) or f"({printable(label)}) answer: "
         answers.append(await ask(shown, secret=not echo))
     return answers
