@@ -463,3 +463,17 @@ def running_server(workdir: Path, alias: str = "bringup-test") -> Iterator[TestS
         yield server
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def frozen(pids: list[int]) -> Iterator[None]:
+    """Stop ``pids`` (SIGSTOP) for the block, as a hung link or a stuck remote command would be,
+    and let them go on afterwards (SIGCONT)."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)

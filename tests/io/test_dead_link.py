@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-from collections.abc import Iterator
-
 import pytest
 
 from tests.io.helpers import eventually
-from tests.sshd import TestServer, children_of
+from tests.sshd import TestServer, children_of, frozen
 from tui.io.transport.dead_link import dead_link_bound, keepalive_kwargs
 from tui.io.transport.host_session import Backoff, HostSession, SshConnector
 from tui.io.transport.link_events import ConnectionEvent, ConnectionLost, Reconnected
@@ -44,18 +39,6 @@ def descendants(pids: list[int]) -> list[int]:
     for pid in pids:
         found += [pid, *descendants(children_of(pid))]
     return found
-
-
-@contextlib.contextmanager
-def frozen(pids: list[int]) -> Iterator[None]:
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
 
 async def test_a_frozen_server_is_noticed_and_reconnected(ssh_server: TestServer) -> None:

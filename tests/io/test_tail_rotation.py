@@ -6,12 +6,10 @@ import contextlib
 import os
 import re
 import shutil
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 from tests.io.helpers import collecting, eventually
-from tests.sshd import proc_stats
+from tests.sshd import frozen, proc_stats
 from tui.io.tail.log_tail import LogTail, TailOptions
 from tui.io.transport.host_session import HostSession
 from tui.io.transport.link_events import MarkerKind
@@ -150,18 +148,6 @@ def tail_processes(spelling: str) -> list[int]:
             if argv[0] == b"tail" and spelling.encode() in argv:
                 found.append(pid)
     return found
-
-
-@contextlib.contextmanager
-def frozen(pids: list[int]) -> Iterator[None]:
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
 
 async def test_a_stuck_tail_across_a_rewrite_reports_the_lost_bytes_as_a_gap(
