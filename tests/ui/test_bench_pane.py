@@ -330,6 +330,10 @@ async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earli
         assert app.bench.state.selected == "c=1"
         assert "t more trials of level c=1" in _text(app, "#bench-hint")
         assert "▸c=1" in _text(app, "#bench-table")
+        before = app.bench.state.levels[0].figures
+        assert before is not None
+        earlier_records = before.records
+        assert len(earlier_records) == 3
 
         await pilot.press("t")
         await _until(pilot, lambda: app.bench.state.runs == 2, "t started more trials")
@@ -353,6 +357,32 @@ async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earli
         assert tok_s.cells[-1].judgement is Change.BETTER  # the sim is far faster than 100 tok/s
         assert "tok/s +" in verdict
         assert "▲" in verdict
+    # The percentiles pool every request of the four trials: the first trial's three requests
+    # and the nine of the three more, as computed here from the records.
+    pooled = one.figures
+    assert pooled.records[:3] == earlier_records
+    assert len(pooled.records) == 12
+    ttfts = [r.ttft * 1000.0 for r in pooled.records if r.ttft is not None]
+    e2els = [r.latency * 1000.0 for r in pooled.records]
+    assert len(ttfts) == 12
+    assert pooled.ttft_ms.p99 == pytest.approx(_percentile(ttfts, 99.0))
+    assert pooled.ttft_ms.median == pytest.approx(_percentile(ttfts, 50.0))
+    assert pooled.e2el_ms.p90 == pytest.approx(_percentile(e2els, 90.0))
+    with RunStore.open_default(configured=data_dir) as store:
+        stored = [b.result for b in store.bench_results(profile="bench-test")]
+    newest = next(level for level in stored if level.concurrency == 1 and level.trials)
+    assert newest.completed == 12
+    assert newest.ttft_ms.p99 == pytest.approx(pooled.ttft_ms.p99)
+    assert newest.e2el_ms.p90 == pytest.approx(pooled.e2el_ms.p90)
+
+
+def _percentile(values: list[float], p: float) -> float:
+    """Linear interpolation between the closest ranks, as the benchmark documents it."""
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100.0
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (rank - low) * (ordered[high] - ordered[low])
 
 
 async def test_t_in_the_comparison_tests_against_its_baseline(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from tui.engine.bench.bench_math import Distribution, LevelResult
+from tui.engine.bench.bench_math import Distribution, LevelResult, RequestRecord
 from tui.engine.bench.trial_stats import TrialSpread
 
 Scalar = str | int | float | bool | None
@@ -140,6 +140,9 @@ class LevelFigures:
     num_prompts: int | None = None
     trials: tuple[tuple[str, TrialSpread], ...] = ()
     """Per figure (by its saved name), its spread over the level's trials (``--trials``)."""
+    records: tuple[RequestRecord, ...] = field(default=(), compare=False, repr=False)
+    """Every request of every trial the figures were computed from, while they are in memory
+    (never saved): more trials of the level pool their percentiles with these."""
 
     @property
     def label(self) -> str:

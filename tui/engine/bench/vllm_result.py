@@ -51,7 +51,8 @@ def vllm_result(
     detailed: bool = False,
     input_lens: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """The result object of one level; ``detailed`` adds the per-request arrays."""
+    """The result object of one level; ``detailed`` adds the per-request arrays (of ``records``,
+    by default the level's own: every request of every trial, as its figures)."""
     f = figures
     closed = f.request_rate is None
     result: dict[str, Any] = {"date": meta.date}
@@ -81,7 +82,7 @@ def vllm_result(
         "max_concurrency",)}  # fmt: skip
     result |= _ours(f)
     if detailed:
-        result |= detailed_arrays(records, input_lens)
+        result |= detailed_arrays(records or f.records, input_lens)
     return result
 
 

@@ -135,7 +135,8 @@ class LevelReport:
 
 
 def level_figures(report: LevelReport) -> LevelFigures:
-    """The client's result plus the server's own accept-length figures around the level.
+    """The client's result plus the server's own accept-length figures around the level, with
+    the level's records (so that more trials can pool their percentiles with them).
 
     ``avg_accept_before``/``_after`` are SGLang's lifetime averages (they include every earlier
     request); ``acceptance_length`` is vLLM's ``1 + accepted/drafts`` over this level's counter
@@ -159,6 +160,7 @@ def level_figures(report: LevelReport) -> LevelFigures:
         figures_of(report.result), server=server, request_rate=level.request_rate,
         burstiness=None if level.request_rate is None else level.burstiness,
         num_prompts=len(report.records) // max(len(report.trials), 1), trials=spreads,
+        records=report.records,
     )  # fmt: skip
 
 
