@@ -7,8 +7,11 @@ included, for SGLang 0.5.2x, SGLang 0.5.2 (no peak rows, no TPOT block), SGLang 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from tui.engine.bench.load_plan import LoadLevel
 from tui.engine.bench.official_bench import (
     OfficialRun,
     OfficialSummaryError,
@@ -16,6 +19,7 @@ from tui.engine.bench.official_bench import (
     parse_summaries,
     parse_summary,
 )
+from tui.engine.bench.official_load import load_notes, read_back_problems
 
 Row = tuple[str, object]
 
@@ -229,3 +233,45 @@ def test_command_lines_for_both_tools() -> None:
     assert vllm[:3] == ["vllm", "bench", "serve"]
     assert "--ignore-eos" not in vllm
     assert "--model" not in vllm
+
+
+def _after(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+def test_open_loop_levels_for_both_tools() -> None:
+    """``--request-rate`` for both, ``--burstiness`` only for vLLM (SGLang's parser has none),
+    ``--max-concurrency`` only when the level caps it."""
+    capped = OfficialRun("vllm", 8000, 16, 80, 32, 16, request_rate=8.0, burstiness=0.5)
+    vllm = official_argv(capped)
+    assert (_after(vllm, "--request-rate"), _after(vllm, "--burstiness")) == ("8.0", "0.5")
+    assert _after(vllm, "--max-concurrency") == "16"
+    sglang = official_argv(OfficialRun("sglang", 30000, 0, 80, 32, 16, request_rate=2.5))
+    assert _after(sglang, "--request-rate") == "2.5"
+    assert "--burstiness" not in sglang
+    assert "--max-concurrency" not in sglang
+    every = official_argv(OfficialRun("sglang", 30000, 4, 20, 32, 16, request_rate=math.inf))
+    assert (_after(every, "--request-rate"), _after(every, "--max-concurrency")) == ("inf", "4")
+    closed = official_argv(OfficialRun("vllm", 8000, 4, 20, 32, 16))
+    assert "--request-rate" not in closed
+    assert "--burstiness" not in closed
+    assert _after(closed, "--max-concurrency") == "4"
+
+
+def test_what_a_tool_reports_of_the_load_is_checked() -> None:
+    level = LoadLevel(16, 8.0, 0.5)
+    same = {"request_rate": 8.0, "burstiness": 0.5, "max_concurrency": 16}
+    assert read_back_problems(same, level) == ()
+    assert read_back_problems({}, level) == ()
+    assert read_back_problems({"request_rate": "inf", "max_concurrency": 4}, LoadLevel(4)) == ()
+    other = {"request_rate": 8.0, "burstiness": 1.0, "max_concurrency": 8}
+    assert read_back_problems(other, level) == (
+        "the tool reports max concurrency 8, asked 16",
+        "the tool reports burstiness 1, asked 0.5",
+    )
+    assert read_back_problems({"max_concurrency": 64}, LoadLevel(0, math.inf)) == (
+        "the tool reports max concurrency 64, asked none",
+    )
+    assert load_notes(LoadLevel(0, 2.0, 0.5), "sglang", "sglang.bench_serving") != ()
+    assert load_notes(LoadLevel(0, 2.0, 0.5), "vllm", "vllm bench serve") == ()
+    assert load_notes(LoadLevel(0, math.inf, 0.5), "sglang", "sglang.bench_serving") == ()

@@ -303,6 +303,31 @@ async def test_official_mode_shows_the_engines_tool_beside_ours(
     assert sorted(b.concurrency for b in stored) == [1, 1, 4, 4]
 
 
+async def test_official_mode_runs_the_open_loop_levels_too(
+    sim: Sim, tmp_path: Path, session: HostSession, data_dir: Path
+) -> None:
+    venv = tmp_path / "venv"
+    _stand_in_tool(venv)
+    config = BenchConfig(num_prompts=4, input_len=16, output_len=OUTPUT, request_rate=(40.0,),
+                         max_concurrency=2, official=True)  # fmt: skip
+    options = BenchOptions(config, profile="bench-test", data_dir=data_dir, venv=str(venv))
+    app = _ready_app(session, sim.port, options)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        (level,) = app.bench.state.levels
+        assert level.label == "r=40 c<=2"
+        assert level.official is not None
+        assert (level.official.request_rate, level.official.concurrency) == (40.0, 2)
+        assert level.official.output_throughput == 200.0  # the stand-in saw --max-concurrency 2
+        lines = _text(app, "#bench-table").splitlines()
+        assert len([line for line in lines if "└ sglang" in line]) == 1
+    with RunStore.open_default(configured=data_dir) as store:
+        stored = store.bench_results(profile="bench-test")
+    assert sorted((b.endpoint, b.result.label) for b in stored) == [
+        ("generate", "r=40 c<=2"), ("official", "r=40 c<=2"),
+    ]  # fmt: skip
+
+
 def _earlier_run(data_dir: Path, tok_s: float) -> int:
     """A run of the same profile recorded before, benchmarked at c=1 over three trials."""
     fields = {"max_concurrency": 1, "completed": 9, "failed": 0, "output_throughput": tok_s,

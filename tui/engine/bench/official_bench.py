@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tui.engine.bench.load_plan import LoadLevel
+from tui.engine.bench.official_load import load_argv
 from tui.engine.logs.sanitize import sanitize_text
 from tui.engine.servers import registry
 
@@ -217,11 +219,13 @@ def parse_summary(text: str) -> OfficialSummary:
 
 @dataclass(frozen=True, slots=True)
 class OfficialRun:
-    """What to ask of the engine's tool: one concurrency level of a random-prompt workload."""
+    """What to ask of the engine's tool: one level of a random-prompt workload, closed loop
+    (``request_rate`` None) or open loop."""
 
     engine: str
     port: int
     concurrency: int
+    """Closed loop: the requests in flight; open loop: their cap (0: none)."""
     num_prompts: int
     input_len: int
     output_len: int
@@ -232,6 +236,13 @@ class OfficialRun:
     host: str = "127.0.0.1"
     dataset_path: str | None = None
     """A ShareGPT file on the host the profile names; without it nothing is downloaded."""
+    request_rate: float | None = None
+    """Open-loop arrivals per second (``inf``: all at once); None for a closed-loop level."""
+    burstiness: float = 1.0
+
+    @property
+    def level(self) -> LoadLevel:
+        return LoadLevel(self.concurrency, self.request_rate, self.burstiness)
 
 
 def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
@@ -242,7 +253,7 @@ def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
     dataset is fixed-length by default), so the workload matches the built-in client's. The
     random dataset is the one that needs no download (SGLang's ``random-ids``: its ``random``
     samples ShareGPT text, fetched from the hub); a ShareGPT file is used only when the profile
-    names one.
+    names one. The load options are ``official_load.load_argv``'s.
     """
     tool = registry.or_default(run.engine).bench_tool
     dataset = ["--dataset-name", tool.offline_dataset]
@@ -251,7 +262,7 @@ def official_argv(run: OfficialRun, python: str = "python3") -> list[str]:
     common = [
         "--host", run.host, "--port", str(run.port), *dataset,
         "--random-input-len", str(run.input_len), "--random-output-len", str(run.output_len),
-        "--num-prompts", str(run.num_prompts), "--max-concurrency", str(run.concurrency),
+        "--num-prompts", str(run.num_prompts), *load_argv(run.level, tool.backend),
         "--seed", str(run.seed),
     ]  # fmt: skip
     model = ["--model", run.model] if run.model else []

@@ -1,11 +1,12 @@
 """One benchmark of a ready server, start to end: the app runs :func:`run_benchmark` in a worker.
 
 Traffic goes through the host session's port forward, the same one the health poll uses; with
-``bench.official`` the engine's own tool then runs on the host at each closed-loop level, so its
-figures are shown beside ours. Closed-loop (``concurrency``) and open-loop (``request_rate``)
-levels run as the profile's ``[bench]`` table says; :class:`MoreTrials` runs more trials of
-levels already measured and pools them with the earlier ones. Each finished level is told
-to the listener and stored at once against the run's history id, so nothing measured is lost.
+``bench.official`` the engine's own tool then runs on the host at each level, closed or open
+loop, so its figures are shown beside ours. Closed-loop (``concurrency``) and open-loop
+(``request_rate``) levels run as the profile's ``[bench]`` table says; :class:`MoreTrials`
+runs more trials of levels already measured and pools them with the earlier ones. Each
+finished level is told to the listener and stored at once against the run's history id, so
+nothing measured is lost.
 Every failure ends the benchmark with :class:`BenchRunFailed` and a sanitized text.
 """
 
@@ -173,7 +174,7 @@ class _Run:
             await measure(client, levels, self._level_done, self.request.settle)
 
     async def official(self) -> None:
-        """The engine's own tool at each closed-loop level, after ours (shown beside them)."""
+        """The engine's own tool at each level, after ours (shown beside them)."""
         setup, snapshot = self.request.setup, self.request.snapshot()
         settings = setup.options.config
         self.meta = replace(self.meta, endpoint="official", model=snapshot.server.model)
@@ -184,8 +185,8 @@ class _Run:
         )  # fmt: skip
         await run_official(official, settings, self._official_done)
 
-    async def _official_done(self, concurrency: int, figures: LevelFigures) -> None:
-        await self._level_done(LevelKey.closed(concurrency).label, figures)
+    async def _official_done(self, level: LoadLevel, figures: LevelFigures) -> None:
+        await self._level_done(level.label, figures)
 
     def _decode(self) -> DecodeSummary:
         return self.request.snapshot().decode

@@ -1,10 +1,13 @@
 """The engine's own benchmark tool, run on the host through the host session.
 
-``python -m sglang.bench_serving`` or ``vllm bench serve`` runs once per level, writing its
+``python -m sglang.bench_serving`` or ``vllm bench serve`` runs once per level (closed loop
+``--max-concurrency C``; open loop ``--request-rate R``, with ``--burstiness B`` where the tool
+has it and ``--max-concurrency`` when the level caps it: ``official_load``), writing its
 machine-readable result (``--output-file`` / ``--save-result --result-dir``) into a temporary
 directory that the wrapper prints after a marker and removes, whatever the tool's exit. The
 result file's figures are read into the same fields as the built-in client's; the printed
-summary table is the fallback when a version writes no file.
+summary table is the fallback when a version writes no file. The rate, cap and burstiness the
+tool reports are checked against the level's, and every difference is one of its problems.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ from dataclasses import dataclass, replace
 from tui.config import BenchConfig
 from tui.engine.bench.level_fields import level_from_fields
 from tui.engine.bench.level_figures import AcceptBasis, AcceptFigures, LevelFigures, ServerSpec
-from tui.engine.bench.load_plan import LoadLevel, prompts_for
+from tui.engine.bench.load_plan import LoadLevel, levels_of, prompts_for
 from tui.engine.bench.official_bench import (
     OfficialRun,
     OfficialSummary,
     official_argv,
     parse_summary,
 )
+from tui.engine.bench.official_load import load_notes, read_back_problems
 from tui.engine.bench.official_result import RESULT_MARK, result_fields, split_output
 from tui.engine.logs.sanitize import sanitize_line
 from tui.engine.servers import registry
@@ -29,8 +33,8 @@ from tui.io.launch.remote_scripts import script
 from tui.io.transport.host_session import HostSession
 
 OFFICIAL_TIMEOUT_SECONDS = 3600.0
-OfficialDone = Callable[[int, LevelFigures], Awaitable[None]]
-"""Awaited with (concurrency, the tool's figures) when a level ends."""
+OfficialDone = Callable[[LoadLevel, LevelFigures], Awaitable[None]]
+"""Awaited with (the level, the tool's figures) when a level ends."""
 
 # Runs the tool inside the profile's virtual environment or conda environment, if any.
 OFFICIAL_SCRIPT = r"""
@@ -81,11 +85,12 @@ class OfficialRunFailed(Exception):
     """The tool did not print a summary; the message has the tail of what it said instead."""
 
 
-def official_command(setup: OfficialSetup, settings: BenchConfig, concurrency: int) -> list[str]:
+def official_command(setup: OfficialSetup, settings: BenchConfig, level: LoadLevel) -> list[str]:
     """The argv (``sh -c`` wrapper included) that runs one level with the engine's tool."""
     run = OfficialRun(
-        engine=setup.engine, port=setup.port, concurrency=concurrency,
-        num_prompts=prompts_for(LoadLevel(concurrency), settings.num_prompts),
+        engine=setup.engine, port=setup.port, concurrency=level.concurrency,
+        request_rate=level.request_rate, burstiness=level.burstiness,
+        num_prompts=prompts_for(level, settings.num_prompts),
         input_len=settings.input_len,
         output_len=settings.output_len, seed=settings.seed,
         warmup_requests=settings.warmup_requests, ignore_eos=settings.ignore_eos,
@@ -111,11 +116,11 @@ def _tail(data: bytes, lines: int = 3) -> str:
 
 
 async def official_level(
-    setup: OfficialSetup, settings: BenchConfig, concurrency: int
+    setup: OfficialSetup, settings: BenchConfig, level: LoadLevel
 ) -> LevelFigures:
     """One level run by the engine's tool on the host, as figures."""
-    requests = prompts_for(LoadLevel(concurrency), settings.num_prompts)
-    argv = official_command(setup, settings, concurrency)
+    requests = prompts_for(level, settings.num_prompts)
+    argv = official_command(setup, settings, level)
     result = await setup.session.run(argv, timeout=setup.timeout)
     printed, saved = split_output(result.stdout.decode("utf-8", "replace"))
     tool = registry.or_default(setup.engine).bench_tool
@@ -131,13 +136,15 @@ async def official_level(
         summary = OfficialSummary(fields={}, tool=tool.backend, complete=False)
     if fields is not None:
         summary = replace(summary, fields=summary.fields | fields)
-    return summary_figures(summary, requests, concurrency)
+    notes = load_notes(level, tool.backend, tool.title)
+    return summary_figures(replace(summary, problems=summary.problems + notes), requests, level)
 
 
-def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -> LevelFigures:
+def summary_figures(summary: OfficialSummary, requests: int, level: LoadLevel) -> LevelFigures:
     """The figures of a tool's summary table: what it printed, the failed requests it did not
-    count, the level's concurrency, and the server's accept length with its basis."""
-    figures = level_from_fields(summary.fields, concurrency)
+    count, the level's load (what the tool reported of it differing is a problem), and the
+    server's accept length with its basis."""
+    figures = level_from_fields(summary.fields, level.concurrency)
     failed = figures.failed
     if failed is None and figures.completed is not None:
         failed = max(requests - figures.completed, 0)
@@ -146,19 +153,26 @@ def summary_figures(summary: OfficialSummary, requests: int, concurrency: int) -
     if server is None and spec.avg_accept_after is not None:
         server, basis = spec.avg_accept_after, AcceptBasis.LIFETIME
     accepts = None if server is None else AcceptFigures(server, basis)
+    open_loop = level.request_rate is not None
     return replace(
-        figures, concurrency=concurrency, failed=failed, source=f"official {summary.tool}",
-        problems=summary.problems, accepts=accepts,
+        figures, concurrency=level.concurrency, failed=failed,
+        source=f"official {summary.tool}", accepts=accepts,
+        problems=summary.problems + read_back_problems(summary.fields, level),
+        request_rate=level.request_rate, burstiness=level.burstiness if open_loop else None,
+        num_prompts=requests,
     )  # fmt: skip
 
 
 async def run_official(
     setup: OfficialSetup, settings: BenchConfig, level_done: OfficialDone
 ) -> list[LevelFigures]:
-    """Every level with the engine's tool, in turn."""
+    """Every level of the profile (closed or open loop) with the engine's tool, in turn."""
+    levels = levels_of(
+        settings.concurrency, settings.request_rate, settings.burstiness, settings.max_concurrency
+    )
     results = []
-    for concurrency in settings.concurrency:
-        figures = await official_level(setup, settings, concurrency)
-        await level_done(concurrency, figures)
+    for level in levels:
+        figures = await official_level(setup, settings, level)
+        await level_done(level, figures)
         results.append(figures)
     return results
