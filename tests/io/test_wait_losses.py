@@ -7,12 +7,12 @@ import contextlib
 import io
 import json
 import os
-import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from tests.io.helpers import eventually
-from tests.sshd import TestServer, proc_stats
+from tests.sshd import TestServer, frozen, proc_stats
 from tui.commands.wait import WaitPlan
 from tui.commands.wait_watch import wait_for_server
 
@@ -46,11 +46,12 @@ def tails_of(log: Path) -> list[int]:
     return found
 
 
-async def test_a_truncation_while_the_link_is_down_is_a_gap_event(
-    ssh_server: TestServer, tmp_path: Path
-) -> None:
-    log = tmp_path / "server.log"
-    log.write_bytes(FIRST)
+async def wait_across_a_loss(
+    ssh_server: TestServer, log: Path, lose: Callable[[], Awaitable[None]]
+) -> tuple[int, list[dict[str, Any]]]:
+    """Run ``bringup wait --json`` on ``log`` (which holds ``FIRST``) through weight loading, let
+    ``lose`` make bytes go missing, write the ready line once the gap event is out, and return
+    the exit code and the records."""
     wait = WaitPlan(
         ssh_server.alias, str(log), None, "auto", 60, json=True, ssh_config=ssh_server.ssh_config
     )
@@ -60,16 +61,28 @@ async def test_a_truncation_while_the_link_is_down_is_a_gap_event(
         await eventually(
             lambda: any(r.get("stage") == "weight_loading" for r in records(out)), state=out
         )
-        ssh_server.drop_connections()
-        append(log, AWAY)
-        log.write_bytes(AGAIN)
+        await lose()
         await eventually(lambda: any(r["event"] == "gap" for r in records(out)), state=out)
         append(log, READY)
         code = await asyncio.wait_for(task, 60)
     finally:
         task.cancel()
+    return code, records(out)
+
+
+async def test_a_truncation_while_the_link_is_down_is_a_gap_event(
+    ssh_server: TestServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(FIRST)
+
+    async def lose() -> None:
+        ssh_server.drop_connections()
+        append(log, AWAY)
+        log.write_bytes(AGAIN)
+
+    code, got = await wait_across_a_loss(ssh_server, log, lose)
     assert code == 0
-    got = records(out)
     names = [r["event"] for r in got]
     gap = got[names.index("gap")]
     assert gap["size"] is None
@@ -84,31 +97,17 @@ async def test_a_stuck_tail_across_a_rewrite_is_a_gap_event(
 ) -> None:
     log = tmp_path / "server.log"
     log.write_bytes(FIRST)
-    wait = WaitPlan(
-        ssh_server.alias, str(log), None, "auto", 60, json=True, ssh_config=ssh_server.ssh_config
-    )
-    out = io.StringIO()
-    task = asyncio.create_task(wait_for_server(wait, out))
-    try:
-        await eventually(
-            lambda: any(r.get("stage") == "weight_loading" for r in records(out)), state=out
-        )
+
+    async def lose() -> None:
         stuck = tails_of(log)
         assert len(stuck) == 1
-        os.kill(stuck[0], signal.SIGSTOP)
-        try:
+        with frozen(stuck):
             append(log, AWAY)
             await asyncio.sleep(3)  # a few of the once-a-second checks see the file grow
             log.write_bytes(AGAIN)
-        finally:
-            os.kill(stuck[0], signal.SIGCONT)
-        await eventually(lambda: any(r["event"] == "gap" for r in records(out)), state=out)
-        append(log, READY)
-        code = await asyncio.wait_for(task, 60)
-    finally:
-        task.cancel()
+
+    code, got = await wait_across_a_loss(ssh_server, log, lose)
     assert code == 0
-    got = records(out)
     names = [r["event"] for r in got]
     gap = got[names.index("gap")]
     assert gap["size"] is None
