@@ -42,7 +42,7 @@ import asyncssh
 
 from tests.net import free_port
 from tui.io.transport.embedded_sshd import Challenge, EmbeddedSshServer
-from tui.io.transport.ssh import SshTarget
+from tui.io.transport.ssh import ConnectError, SshTarget, connect
 
 SSHD_CANDIDATES = (Path("/usr/sbin/sshd"), Path("/usr/local/sbin/sshd"), Path("/sbin/sshd"))
 READY_TIMEOUT = 10.0
@@ -477,3 +477,18 @@ def frozen(pids: list[int]) -> Iterator[None]:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
+
+
+def other_key() -> str:
+    """A freshly made public key: one no test server holds."""
+    return asyncssh.generate_private_key("ssh-ed25519").export_public_key().decode().strip()
+
+
+async def refusal(target: SshTarget) -> ConnectError:
+    """The error ``target`` is refused with (a connection that succeeds fails the test)."""
+    try:
+        link = await connect(target)
+    except ConnectError as error:
+        return error
+    link.close()
+    raise AssertionError(f"{target.host} was accepted")

@@ -8,16 +8,16 @@ import asyncio
 import importlib
 from pathlib import Path
 
-import asyncssh
 import pytest
 
-from tests.sshd import TestServer
+from tests.sshd import TestServer, other_key, refusal
 from tui.cli import COMMANDS, MODULES
 from tui.commands.ssh_flags import with_ssh_flags
 from tui.config import Profile
+from tui.io.transport.host_keys import HostKeyPolicy
 from tui.io.transport.link_events import ConnectFailureKind
 from tui.io.transport.profile_target import profile_target
-from tui.io.transport.ssh import ConnectError, SshTarget, connect
+from tui.io.transport.ssh import SshTarget, connect
 
 CONNECTING = ("watch", "wait", "bench", "launch", "kill", "restart", "stats")
 SSH_FLAGS = ("--ssh-config", "--known-hosts", "--accept-new", "--insecure-accept-any-host-key")
@@ -31,17 +31,15 @@ def config_for(server: TestServer, path: Path, *lines: str) -> Path:
     return path
 
 
-async def refused(target: SshTarget) -> ConnectError:
-    try:
-        link = await connect(target)
-    except ConnectError as error:
-        return error
-    link.close()
-    raise AssertionError(f"{target.host} was accepted")
-
-
-def other_key() -> str:
-    return asyncssh.generate_private_key("ssh-ed25519").export_public_key().decode().strip()
+def policy_config(server: TestServer, tmp_path: Path, policy: str, known: Path) -> Path:
+    """``server``'s alias under ``StrictHostKeyChecking policy`` with ``known`` as its only
+    user known_hosts file."""
+    return config_for(
+        server,
+        tmp_path / "config",
+        f"StrictHostKeyChecking {policy}",
+        f'UserKnownHostsFile "{known}"',
+    )
 
 
 async def test_accept_new_with_hash_known_hosts_writes_a_hashed_entry_ssh_keygen_finds(
@@ -68,40 +66,46 @@ async def test_accept_new_with_hash_known_hosts_writes_a_hashed_entry_ssh_keygen
     assert known.read_text() == entry, "a known key is not recorded twice"
 
 
-async def test_without_hashing_the_entry_is_written_plain(
-    ssh_server: TestServer, tmp_path: Path
+@pytest.mark.parametrize(
+    ("policy", "command_line"),
+    [
+        pytest.param("accept-new", None, id="accept-new-in-the-config"),
+        pytest.param("yes", "accept-new", id="accept-new-on-the-command-line-wins-over-yes"),
+    ],
+)
+async def test_accept_new_without_hashing_writes_the_entry_plain(
+    ssh_server: TestServer, tmp_path: Path, policy: str, command_line: HostKeyPolicy | None
 ) -> None:
     known = tmp_path / "learned"
-    config = config_for(
-        ssh_server, tmp_path / "config",
-        "StrictHostKeyChecking accept-new", f'UserKnownHostsFile "{known}"',
-    )  # fmt: skip
-    (await connect(SshTarget(ssh_server.alias, config_path=config))).close()
+    config = policy_config(ssh_server, tmp_path, policy, known)
+    target = SshTarget(ssh_server.alias, config_path=config, host_key_policy=command_line)
+    (await connect(target)).close()
     assert known.read_text() == ssh_server.known_hosts_line + "\n"
 
 
-async def test_yes_refuses_an_unknown_host_and_accept_new_a_changed_one(
-    ssh_server: TestServer, tmp_path: Path
+@pytest.mark.parametrize(
+    ("policy", "known_key", "says"),
+    [
+        pytest.param("yes", False, "not known", id="yes-refuses-an-unknown-host"),
+        pytest.param("accept-new", True, "CHANGED", id="accept-new-refuses-a-changed-key"),
+        pytest.param("no", True, "StrictHostKeyChecking no", id="no-is-refused"),
+        pytest.param("ask", False, "needs a terminal", id="ask-without-a-terminal"),
+    ],
+)
+async def test_a_policy_refuses_a_host_key_it_cannot_vouch_for(
+    ssh_server: TestServer, tmp_path: Path, policy: str, known_key: bool, says: str
 ) -> None:
-    empty = tmp_path / "empty"
-    empty.write_text("")
-    strict = config_for(
-        ssh_server,
-        tmp_path / "strict",
-        "StrictHostKeyChecking yes",
-        f'UserKnownHostsFile "{empty}"',
+    """Each policy refuses a host whose known_hosts is empty or holds another key, says why,
+    and leaves the file as it was."""
+    known = tmp_path / "known"
+    known.write_text(f"[{ssh_server.host}]:{ssh_server.port} {other_key()}\n" if known_key else "")
+    before = known.read_text()
+    error = await refusal(
+        SshTarget(ssh_server.alias, config_path=policy_config(ssh_server, tmp_path, policy, known))
     )
-    error = await refused(SshTarget(ssh_server.alias, config_path=strict))
     assert error.kind is ConnectFailureKind.HOST_KEY
-    assert "not known" in error.message
-    changed = tmp_path / "changed"
-    changed.write_text(f"[{ssh_server.host}]:{ssh_server.port} {other_key()}\n")
-    learning = config_for(
-        ssh_server, tmp_path / "learning",
-        "StrictHostKeyChecking accept-new", f'UserKnownHostsFile "{changed}"',
-    )  # fmt: skip
-    error = await refused(SshTarget(ssh_server.alias, config_path=learning))
-    assert "CHANGED" in error.message
+    assert says in error.message
+    assert known.read_text() == before
 
 
 async def test_the_global_and_every_user_known_hosts_file_are_read(
@@ -119,52 +123,16 @@ async def test_the_global_and_every_user_known_hosts_file_are_read(
     (await connect(SshTarget(ssh_server.alias, config_path=global_only))).close()
 
 
-async def test_no_is_refused_unless_the_user_says_they_mean_it(
+async def test_no_is_accepted_only_when_the_user_says_they_mean_it(
     ssh_server: TestServer, tmp_path: Path
 ) -> None:
     known = tmp_path / "known"
     known.write_text(f"[{ssh_server.host}]:{ssh_server.port} {other_key()}\n")
-    config = config_for(
-        ssh_server, tmp_path / "config", "StrictHostKeyChecking no", f'UserKnownHostsFile "{known}"'
-    )
-    error = await refused(SshTarget(ssh_server.alias, config_path=config))
-    assert error.kind is ConnectFailureKind.HOST_KEY
-    assert "StrictHostKeyChecking no" in error.message
+    config = policy_config(ssh_server, tmp_path, "no", known)
+    error = await refusal(SshTarget(ssh_server.alias, config_path=config))
     assert "--insecure-accept-any-host-key" in error.hint
     meant = SshTarget(ssh_server.alias, config_path=config, accept_any_host_key=True)
     (await connect(meant)).close()
-
-
-async def test_ask_without_a_terminal_says_it_needed_one(
-    ssh_server: TestServer, tmp_path: Path
-) -> None:
-    empty = tmp_path / "empty"
-    empty.write_text("")
-    config = config_for(
-        ssh_server,
-        tmp_path / "config",
-        "StrictHostKeyChecking ask",
-        f'UserKnownHostsFile "{empty}"',
-    )
-    error = await refused(SshTarget(ssh_server.alias, config_path=config))
-    assert error.kind is ConnectFailureKind.HOST_KEY
-    assert "needs a terminal" in error.message
-    assert empty.read_text() == ""
-
-
-async def test_the_command_line_accept_new_wins_over_the_config(
-    ssh_server: TestServer, tmp_path: Path
-) -> None:
-    known = tmp_path / "known"
-    config = config_for(
-        ssh_server,
-        tmp_path / "config",
-        "StrictHostKeyChecking yes",
-        f'UserKnownHostsFile "{known}"',
-    )
-    target = SshTarget(ssh_server.alias, config_path=config, host_key_policy="accept-new")
-    (await connect(target)).close()
-    assert known.read_text() == ssh_server.known_hosts_line + "\n"
 
 
 @pytest.mark.parametrize("command", CONNECTING)

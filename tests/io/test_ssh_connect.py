@@ -13,28 +13,14 @@ import asyncssh
 import pytest
 
 from tests.net import free_port
-from tests.sshd import TestServer, chain_config, start_server
+from tests.sshd import TestServer, chain_config, other_key, refusal, start_server
 from tui.io.transport.link_events import ConnectFailureKind
-from tui.io.transport.ssh import ConnectError, SshTarget, SshTransport, connect, parse_host_spec
+from tui.io.transport.ssh import SshTarget, SshTransport, connect, parse_host_spec
 
 
 def fingerprint(server: TestServer) -> str:
     key = asyncssh.import_public_key(server.host_public_key)
     return str(key.get_fingerprint("sha256"))
-
-
-def other_key() -> str:
-    key = asyncssh.generate_private_key("ssh-ed25519")
-    return key.export_public_key().decode().strip()
-
-
-async def refusal(target: SshTarget) -> ConnectError:
-    try:
-        link = await connect(target)
-    except ConnectError as error:
-        return error
-    link.close()
-    raise AssertionError(f"{target.host} was accepted")
 
 
 async def test_the_alias_from_ssh_config_connects(ssh_server: TestServer) -> None:

@@ -13,10 +13,10 @@ import asyncssh
 import pytest
 
 from tests.conftest import REPO
-from tests.sshd import MFA_SERVER_ID, TestServer, pam_login_missing, start_server
+from tests.sshd import MFA_SERVER_ID, TestServer, pam_login_missing, refusal, start_server
 from tui.io.transport.embedded_sshd import Challenge
 from tui.io.transport.link_events import ConnectFailureKind
-from tui.io.transport.ssh import ConnectError, SshTarget, connect
+from tui.io.transport.ssh import connect
 
 PASSPHRASE = "correct horse"
 CODE = Challenge("Verification code: ", "424242", "One-time code from your token.")
@@ -41,15 +41,6 @@ def mfa_server(tmp_path: Path) -> Iterator[TestServer]:
         yield server
     finally:
         server.stop()
-
-
-async def refusal(target: SshTarget) -> ConnectError:
-    try:
-        link = await connect(target)
-    except ConnectError as error:
-        return error
-    link.close()
-    raise AssertionError(f"{target.host} was accepted")
 
 
 async def test_a_locked_key_without_a_terminal_is_named(
