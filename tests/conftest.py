@@ -12,6 +12,8 @@ from tests.slurm import SlurmCluster, slurm_missing, start_cluster
 from tests.sshd import SERVER_ID, TestServer, start_server
 
 REPO = Path(__file__).resolve().parents[1]
+pytest_plugins = ("tests.simserver",)
+"""Fixtures defined beside their helpers (``start_sim``)."""
 
 
 def shared_dir() -> Path | None:

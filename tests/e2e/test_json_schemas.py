@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.io.launch_support import kill_group
 from tests.net import free_port
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, SimFactory
 from tui.commands.exit_codes import ExitStatus
 
 SCHEMAS = REPO / "docs" / "schemas"
@@ -68,13 +68,6 @@ def check(command: str, stdout: str, whole: bool = True) -> list[dict[str, Any]]
 
 
 @pytest.fixture
-def sims(tmp_path: Path) -> Iterator[SimFactory]:
-    factory = SimFactory(tmp_path)
-    yield factory
-    factory.close()
-
-
-@pytest.fixture
 def config(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "config.toml"
     logs = tmp_path / "logs"
@@ -89,9 +82,9 @@ def config(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_wait_bench_stats_history_and_runs_follow_their_schemas(
-    sims: SimFactory, tmp_path: Path, config: Path
+    start_sim: SimFactory, tmp_path: Path, config: Path
 ) -> None:
-    sim = sims(["--time-scale", FAST, "--enable-metrics", "--ttft-ms", "5"])
+    sim = start_sim(["--time-scale", FAST, "--enable-metrics", "--ttft-ms", "5"])
     sim.wait_for("Uvicorn running")
     waited = bringup(
         tmp_path, "wait", "--local", "--log", str(sim.log), "--port", str(sim.port), "--json"
@@ -130,9 +123,11 @@ def _free(port: int) -> bool:
 
 
 @pytest.mark.skipif(not _free(VLLM_PORT), reason="port 8000 is taken on this machine")
-def test_a_vllm_log_without_a_port_is_ready_through_8000(sims: SimFactory, tmp_path: Path) -> None:
+def test_a_vllm_log_without_a_port_is_ready_through_8000(
+    start_sim: SimFactory, tmp_path: Path
+) -> None:
     sim = Sim(tmp_path, ["--engine", "vllm", "--time-scale", FAST], port=VLLM_PORT)
-    sims.started.append(sim)
+    start_sim.started.append(sim)
     events = check(
         "wait",
         bringup(tmp_path, "wait", "--local", "--log", str(sim.log), "--json", "--timeout", "2m"),

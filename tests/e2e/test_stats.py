@@ -9,14 +9,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import REPO
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, SimFactory
 
 pytestmark = pytest.mark.slow
 
@@ -31,13 +30,6 @@ SGLANG = [*PACE, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model
           "--enable-metrics"]  # fmt: skip
 SPEC = '{"method": "eagle3", "model": "d/e", "num_speculative_tokens": 3}'
 VLLM = ["--engine", "vllm", "serve", "m", "--speculative-config", SPEC, *PACE]
-
-
-@pytest.fixture
-def start_sim(tmp_path: Path) -> Iterator[SimFactory]:
-    factory = SimFactory(tmp_path)
-    yield factory
-    factory.close()
 
 
 def _env(tmp: Path) -> dict[str, str]:

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, READY, Sim, SimFactory
 from tui.cli import main
 from tui.commands.runs_compare import compare_text, sessions
 from tui.engine.bench.level_fields import level_from_fields
 from tui.io.store.run_store import StoredBench
 
-READY = "The server is fired up and ready to roll!"
 BASE = ["--time-scale", FAST, "--speculative-algorithm", "EAGLE3",
         "--speculative-draft-model-path", "d/eagle3", "--accept-len", "2.5"]  # fmt: skip
 

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, running_sim
 from tests.sshd import TestServer
 from tui.cli import main
 
-READY = "The server is fired up and ready to roll!"
 KEY = "sk-bench-key"
 FLAGS = ["--time-scale", FAST, "--speculative-algorithm", "EAGLE3",
          "--speculative-draft-model-path", "d/eagle3", "--accept-len", "2.5",
@@ -40,13 +39,8 @@ DETAILED = ("input_lens", "output_lens", "ttfts", "itls", "errors")
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    factory = SimFactory(tmp_path_factory.mktemp("result"))
-    try:
-        server = factory(FLAGS)
-        server.wait_for(READY)
+    with running_sim(tmp_path_factory.mktemp("result"), FLAGS) as server:
         yield server
-    finally:
-        factory.close()
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.sim.conftest import FAST, Sim
+from tests.simserver import FAST, Sim, running_sim
 from tui.engine.bench.bench_math import RequestRecord
 from tui.engine.bench.level_figures import LevelFigures, Stats
 from tui.engine.bench.load_plan import LoadLevel
@@ -24,7 +24,6 @@ from tui.engine.bench.trial_figures import with_more_trials
 from tui.engine.bench.vllm_result import ResultMeta, vllm_result
 from tui.io.bench.bench_client import BenchClient, LevelReport, Workload, level_figures
 
-READY = "The server is fired up and ready to roll!"
 SIM_FLAGS = [
     "--time-scale", FAST, "--ttft-ms", "40", "--decode-tok-s", "400",
     "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/eagle3",
@@ -36,12 +35,8 @@ LEVEL = LoadLevel(2)
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    server = Sim(tmp_path_factory.mktemp("trials"), SIM_FLAGS)
-    try:
-        server.wait_for(READY)
+    with running_sim(tmp_path_factory.mktemp("trials"), SIM_FLAGS) as server:
         yield server
-    finally:
-        server.kill()
 
 
 def percentile(values: Sequence[float], p: float) -> float:

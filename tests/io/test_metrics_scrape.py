@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, SimFactory
+from tests.simserver import FAST, READY, SimFactory
 from tests.sshd import TestServer
 from tui.cli import main
 from tui.engine.metrics.alarms import AlarmThresholds
@@ -23,16 +22,6 @@ from tui.io.metrics.metrics_scrape import (
 )
 from tui.io.transport.host_session import HostSession
 
-
-@pytest.fixture
-def start_sim(tmp_path: Path) -> Iterator[SimFactory]:
-    """``start_sim([flags])`` runs a simulator; every one is killed at teardown."""
-    factory = SimFactory(tmp_path)
-    yield factory
-    factory.close()
-
-
-READY = "The server is fired up and ready to roll!"
 FLAGS = ["--time-scale", FAST, "--decode-tok-s", "400", "--ttft-ms", "5", "--accept-len", "3.0"]
 SPEC = ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/eagle3"]
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.sim.conftest import FAST, SimFactory
+from tests.simserver import FAST, SimFactory
 from tests.sshd import TestServer
 from tui.commands.wait import EXIT_READY, WaitPlan, register, wait_plan
 from tui.commands.wait_output import describe

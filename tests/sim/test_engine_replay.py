@@ -13,12 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, READY, Sim, SimFactory
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.snapshot import Snapshot
 from tui.engine.startup.vocabulary import FailureKind, Outcome, Stage
 
-READY = "The server is fired up and ready to roll!"
 FLAGS = [
     "--tp",
     "4",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, running_sim
 
 DECODE, ACCEPT, TOKENS = 200.0, 2.5, 300
 FLAGS = [
@@ -56,13 +56,8 @@ class Measured:
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    factory = SimFactory(tmp_path_factory.mktemp("truth"))
-    server = factory(FLAGS)
-    try:
-        server.wait_for("The server is fired up and ready to roll!")
+    with running_sim(tmp_path_factory.mktemp("truth"), FLAGS) as server:
         yield server
-    finally:
-        factory.close()
 
 
 async def _one(client: httpx.AsyncClient, prompt: str) -> Measured:

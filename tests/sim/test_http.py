@@ -10,9 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, READY, Sim, SimFactory, running_sim
 
-READY = "The server is fired up and ready to roll!"
 FLAGS = [
     "--tp",
     "2",
@@ -36,13 +35,8 @@ FLAGS = [
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    factory = SimFactory(tmp_path_factory.mktemp("http"))
-    server = factory(FLAGS)
-    try:
-        server.wait_for(READY)
+    with running_sim(tmp_path_factory.mktemp("http"), FLAGS) as server:
         yield server
-    finally:
-        factory.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,8 @@ import time
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, SimFactory, all_gone
+from tests.simserver import FAST, READY, SimFactory, all_gone
 
-READY = "The server is fired up and ready to roll!"
 TP2 = ["--tp", "2", "--time-scale", FAST]
 
 

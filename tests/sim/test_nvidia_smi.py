@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.sim.conftest import FAST, SimFactory
+from tests.simserver import FAST, SimFactory
 
 QUERY = "--query-gpu=index,name,memory.used,memory.total,utilization.gpu,power.draw"
 APPS = "--query-compute-apps=pid,used_memory,gpu_uuid"

@@ -10,9 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, running_sim
 
-READY = "The server is fired up and ready to roll!"
 KEY = "sk-sim-test"
 FLAGS = [
     "--time-scale", FAST, "--speculative-algorithm", "EAGLE3",
@@ -24,13 +23,8 @@ AUTH = {"Authorization": f"Bearer {KEY}"}
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    factory = SimFactory(tmp_path_factory.mktemp("requests"))
-    server = factory(FLAGS)
-    try:
-        server.wait_for(READY)
+    with running_sim(tmp_path_factory.mktemp("requests"), FLAGS) as server:
         yield server
-    finally:
-        factory.close()
 
 
 @pytest.fixture(scope="module")

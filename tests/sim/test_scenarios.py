@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.sim.conftest import FAST, SimFactory, all_gone
+from tests.simserver import FAST, READY, SimFactory, all_gone
 
-READY = "The server is fired up and ready to roll!"
 TP2 = ["--tp", "2", "--time-scale", FAST]
 
 

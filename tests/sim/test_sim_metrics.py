@@ -9,7 +9,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, SimFactory
 from tui.engine.metrics.metrics_window import MetricsWindow
 from tui.engine.metrics.reading import read_scrape
 from tui.engine.servers.sglang.sglang_dialect import SGLANG

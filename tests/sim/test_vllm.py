@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.sim.conftest import FAST, Sim, SimFactory
+from tests.simserver import FAST, Sim, SimFactory, running_sim
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.vocabulary import FailureKind, Outcome
 
@@ -39,13 +39,10 @@ LINE = re.compile(
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
-    factory = SimFactory(tmp_path_factory.mktemp("vllm"))
-    server = factory(FLAGS, env={"VLLM_LOG_STATS_INTERVAL": "0.2"})
-    try:
-        server.wait_for(READY)
+    with running_sim(
+        tmp_path_factory.mktemp("vllm"), FLAGS, env={"VLLM_LOG_STATS_INTERVAL": "0.2"}, ready=READY
+    ) as server:
         yield server
-    finally:
-        factory.close()
 
 
 def test_every_line_carries_a_vllm_process_prefix(sim: Sim) -> None:

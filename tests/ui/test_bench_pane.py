@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from tests.net import serving
-from tests.sim.conftest import Sim
+from tests.simserver import Sim
 from tests.ui.fakes import FakeLink
 from tui.app.bench.bench_pane import BenchAskScreen, BenchPane
 from tui.app.bench.bench_state import BenchPhase

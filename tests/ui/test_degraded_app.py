@@ -8,13 +8,12 @@ the judge) in a headless pilot.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot
 
-from tests.sim.conftest import FAST, SimFactory
+from tests.simserver import FAST, SimFactory
 from tests.ui.monitor_factory import (
     HEALTH_503,
     READY_HEALTH,
@@ -33,14 +32,6 @@ from tui.config import MonitorConfig
 from tui.engine.launch.launch_record import HowEnded, RunState, RunStatus
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.transport.host_session import HostSession, LocalConnector
-
-
-@pytest.fixture
-def sims(tmp_path: Path) -> Iterator[SimFactory]:
-    factory = SimFactory(tmp_path)
-    yield factory
-    factory.close()
-
 
 Compare = Callable[..., bool]
 
@@ -64,9 +55,9 @@ async def _until(
 
 
 async def test_a_503_while_ready_is_degraded_then_ready_again_in_the_app(
-    sims: SimFactory,
+    start_sim: SimFactory,
 ) -> None:
-    sim = sims(["--tp", "2", "--time-scale", FAST, "--health-503", "3"])
+    sim = start_sim(["--tp", "2", "--time-scale", FAST, "--health-503", "3"])
     session = HostSession(LocalConnector())
     settings = WatchSettings(
         target=Target("degraded", "local"), log_path=str(sim.log), port=sim.port, engine="sglang",

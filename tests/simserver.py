@@ -1,4 +1,12 @@
-"""Run the simulated server as a real subprocess on a free loopback port."""
+"""The simulator for tests: ``python -m tui.sim`` as a real subprocess on a free loopback port.
+
+``SimFactory(tmp)`` starts simulators and kills them all at ``close()``; the ``start_sim``
+fixture (a plugin of ``tests/conftest.py``, so every test can ask for it) is one per test.
+``running_sim(tmp, flags)`` starts one and waits for its ready line, for a module-scoped
+fixture::
+
+    from tests.simserver import FAST, Sim, running_sim
+"""
 
 from __future__ import annotations
 
@@ -16,6 +24,9 @@ import pytest
 
 from tests.conftest import REPO
 from tests.net import free_port
+
+READY = "The server is fired up and ready to roll!"
+"""The line SGLang (and the simulator as SGLang) logs once it serves."""
 
 FAST = "0.002"
 
@@ -145,6 +156,20 @@ class SimFactory:
     def close(self) -> None:
         for sim in self.started:
             sim.kill()
+
+
+@contextlib.contextmanager
+def running_sim(
+    tmp: Path, args: list[str], *, env: dict[str, str] | None = None, ready: str = READY
+) -> Iterator[Sim]:
+    """A simulator started with ``args`` that has logged ``ready``, killed when the block ends."""
+    factory = SimFactory(tmp)
+    try:
+        server = factory(args, env=env)
+        server.wait_for(ready)
+        yield server
+    finally:
+        factory.close()
 
 
 @pytest.fixture
