@@ -20,26 +20,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.fixtures import free_port, start_sim, wait_answering
 from tui.engine.bench.load_plan import LoadLevel
 from tui.io.bench.bench_client import BenchClient, Workload
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def _serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -74,27 +65,15 @@ async def serve_raw(port: int) -> None:
         await server.serve_forever()
 
 
+SIM_FLAGS = ["--time-scale", "0.001", "--decode-tok-s", "100000", "--ttft-ms", "0",
+                    "--accept-len", "1", "--max-running", "1024"]  # fmt: skip
+
+
 def _start_server(target: str, port: int) -> subprocess.Popen[bytes]:
-    if target == "raw":
-        command = [sys.executable, __file__, "--serve-raw", str(port)]
-    else:
-        command = [sys.executable, "-m", "tui.sim", "--port", str(port), "--time-scale", "0.001",
-                   "--decode-tok-s", "100000", "--ttft-ms", "0", "--accept-len", "1",
-                   "--max-running", "1024"]  # fmt: skip
+    if target == "sim":
+        return start_sim(port, SIM_FLAGS)
+    command = [sys.executable, __file__, "--serve-raw", str(port)]
     return subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait_ready(url: str, path: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.post(f"{url}{path}", json={"sampling_params": {"max_new_tokens": 1}},
-                          timeout=2.0).status_code == 200:  # fmt: skip
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"the server at {url} did not answer within {timeout:.0f}s")
 
 
 def _level(text: str) -> LoadLevel:
@@ -127,11 +106,11 @@ def main() -> None:
     if args.serve_raw:
         asyncio.run(serve_raw(args.serve_raw))
         return
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = _start_server(args.target, port)
     try:
-        _wait_ready(url, "/generate")
+        wait_answering(url, "/generate", body={"sampling_params": {"max_new_tokens": 1}})
         print(f"target={args.target} requests={args.requests} tokens/request={args.tokens}")
         print(f"{'conc':>5} {'wall s':>7} {'req/s':>8} {'chunks/s':>9} {'client cpu s':>12} "
               f"{'chunks/cpu-s':>12}")  # fmt: skip

@@ -24,48 +24,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.fixtures import free_port, start_sim, wait_answering
 from tui.engine.bench.load_plan import LoadLevel, arrival_times
 from tui.io.bench.bench_client import BenchClient, LevelReport, Workload, level_figures
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _start(port: int, args: argparse.Namespace) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable, "-m", "tui.sim", "--port", str(port), "--time-scale", "0.002",
-        "--ttft-ms", str(args.ttft_ms), "--decode-tok-s", str(args.decode_tok_s),
-        "--accept-len", str(args.accept_len), "--speculative-algorithm", "EAGLE3",
-        "--speculative-draft-model-path", "d/eagle3", "--max-running", "512",
-    ]  # fmt: skip
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait(url: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit("the simulator did not become healthy")
+    return start_sim(port, [
+        "--time-scale", "0.002", "--ttft-ms", str(args.ttft_ms),
+        "--decode-tok-s", str(args.decode_tok_s), "--accept-len", str(args.accept_len),
+        "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/eagle3",
+        "--max-running", "512",
+    ])  # fmt: skip
 
 
 def _truth_tok_s(level: LoadLevel, count: int, tokens: int, args: argparse.Namespace) -> float:
@@ -157,11 +134,11 @@ def main() -> None:
         help="concurrencies, and request rates after an r (default 1,8,32,r4,r16)",
     )
     args = parser.parse_args()
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = _start(port, args)
     try:
-        _wait(url)
+        wait_answering(url, "/health")
         asyncio.run(_run(url, args))
     finally:
         server.terminate()
