@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 
@@ -62,7 +62,10 @@ CREATE INDEX IF NOT EXISTS startup_phases_by_run ON startup_phases (run_id);
 
 DATABASE_NAME = "bringup.sqlite3"
 
-_RUN_COLUMNS = "id, fingerprint, profile, outcome, failure, total_seconds, recorded_at"
+RUN_COLUMNS = "id, fingerprint, profile, outcome, failure, total_seconds, recorded_at"
+"""The columns of ``startup_runs`` that ``run_rows`` reads, in its order."""
+STAGE_COLUMNS = ("run_id", "rank", "stage", "draft", "seconds")
+PHASE_COLUMNS = ("run_id", "rank", "phase", "seconds", "steps")
 # Runs read per model when looking for the same or similar fingerprints.
 SIMILAR_LIMIT = 10 * MAX_RUNS
 
@@ -111,16 +114,14 @@ def add_run(db: sqlite3.Connection, record: RunRecord) -> int:
         run_id = cursor.lastrowid
         if run_id is None:
             raise sqlite3.DatabaseError("the start-up run was not stored")
-        db.executemany(
-            "INSERT INTO startup_stages (run_id, rank, stage, draft, seconds)"
-            " VALUES (?, ?, ?, ?, ?)",
+        _insert_rows(
+            db, "startup_stages", STAGE_COLUMNS,
             [(run_id, s.rank, s.stage.value, int(s.draft), s.seconds) for s in record.samples],
-        )
-        db.executemany(
-            "INSERT INTO startup_phases (run_id, rank, phase, seconds, steps)"
-            " VALUES (?, ?, ?, ?, ?)",
+        )  # fmt: skip
+        _insert_rows(
+            db, "startup_phases", PHASE_COLUMNS,
             [(run_id, p.rank, p.phase.value, p.seconds, p.steps) for p in record.phases],
-        )
+        )  # fmt: skip
     return run_id
 
 
@@ -151,14 +152,27 @@ def runs(
 ) -> list[RunRecord]:
     """Recorded runs, oldest first; only the newest ``limit`` when given."""
     ensure_schema(db)
-    where, args = _filters(model=model, profile=profile)
-    query = f"SELECT {_RUN_COLUMNS} FROM startup_runs{where} ORDER BY recorded_at DESC, id DESC"
-    if limit is not None:
-        query += f" LIMIT {int(limit)}"
-    with closing(db.execute(query, args)) as cursor:
-        rows = cursor.fetchall()
+    rows = run_rows(db, model=model, profile=profile, limit=limit)
     records = [record for record in _records(db, rows) if record is not None]
     return records[::-1]
+
+
+def run_rows(
+    db: sqlite3.Connection,
+    *,
+    model: str | None = None,
+    profile: str | None = None,
+    limit: int | None = None,
+) -> list[tuple[object, ...]]:
+    """The ``RUN_COLUMNS`` of the recorded runs, newest first; only the newest ``limit`` when
+    given."""
+    clause, args = where((("model", model), ("profile", profile)))
+    query = f"SELECT {RUN_COLUMNS} FROM startup_runs{clause} ORDER BY recorded_at DESC, id DESC"
+    if limit is not None:
+        query += " LIMIT ?"
+        args.append(int(limit))
+    with closing(db.execute(query, args)) as cursor:
+        return cursor.fetchall()
 
 
 def expectations(
@@ -169,18 +183,39 @@ def expectations(
     return expectations_for(fingerprint, history, expected_startup=expected_startup)
 
 
-def _filters(*, model: str | None, profile: str | None) -> tuple[str, list[str]]:
-    clauses: list[str] = []
-    args: list[str] = []
-    for column, value in (("model", model), ("profile", profile)):
-        if value is not None:
-            clauses.append(f"{column} = ?")
-            args.append(value)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+def where(pairs: Iterable[tuple[str, object]]) -> tuple[str, list[object]]:
+    """`` WHERE column = ? AND ...`` for the (column, value) pairs whose value is not None, and
+    its arguments; nothing when every value is None."""
+    kept = [(column, value) for column, value in pairs if value is not None]
+    clause = " AND ".join(f"{column} = ?" for column, _ in kept)
+    return (f" WHERE {clause}" if kept else ""), [value for _, value in kept]
+
+
+def rows_of_runs(
+    db: sqlite3.Connection, table: str, columns: tuple[str, ...], run_ids: Sequence[object]
+) -> Iterator[tuple[object, ...]]:
+    """``columns`` of the rows of ``table`` that belong to ``run_ids``, in the order they were
+    written; asked for a chunk of ids at a time, under sqlite's limit of arguments."""
+    for start in range(0, len(run_ids), _CHUNK):
+        chunk = list(run_ids[start : start + _CHUNK])
+        query = (
+            f"SELECT {', '.join(columns)} FROM {table}"
+            f" WHERE run_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid"
+        )
+        with closing(db.execute(query, chunk)) as cursor:
+            rows = cursor.fetchall()
+        yield from rows
+
+
+def _insert_rows(
+    db: sqlite3.Connection, table: str, columns: tuple[str, ...], rows: list[tuple[object, ...]]
+) -> None:
+    marks = ", ".join("?" * len(columns))
+    db.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
 
 def _records(db: sqlite3.Connection, rows: list[tuple[object, ...]]) -> Iterator[RunRecord | None]:
-    samples = _samples(db, [row[0] for row in rows])
+    samples = stage_samples(db, [row[0] for row in rows])
     phases = _phases(db, [row[0] for row in rows])
     for run_id, fp_json, profile, outcome, failure, total, recorded_at in rows:
         try:
@@ -197,23 +232,20 @@ def _records(db: sqlite3.Connection, rows: list[tuple[object, ...]]) -> Iterator
         )  # fmt: skip
 
 
-def _samples(db: sqlite3.Connection, run_ids: list[object]) -> dict[object, list[StageSample]]:
+def stage_samples(
+    db: sqlite3.Connection, run_ids: Sequence[object]
+) -> dict[object, list[StageSample]]:
     """The stage rows of ``run_ids``, by run, skipping rows that make no sense."""
     found: dict[object, list[StageSample]] = {}
-    for start in range(0, len(run_ids), _CHUNK):
-        chunk = run_ids[start : start + _CHUNK]
-        query = (
-            "SELECT run_id, rank, stage, draft, seconds FROM startup_stages"
-            f" WHERE run_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid"
+    for run_id, rank, stage, draft, seconds in rows_of_runs(
+        db, "startup_stages", STAGE_COLUMNS, run_ids
+    ):
+        value = _number(seconds)
+        if value is None or value < 0 or stage not in _STAGE_VALUES:
+            continue
+        found.setdefault(run_id, []).append(
+            StageSample(str(rank), Stage(stage), bool(draft), value)
         )
-        with closing(db.execute(query, chunk)) as cursor:
-            for run_id, rank, stage, draft, seconds in cursor.fetchall():
-                value = _number(seconds)
-                if value is None or value < 0 or stage not in _STAGE_VALUES:
-                    continue
-                found.setdefault(run_id, []).append(
-                    StageSample(str(rank), Stage(stage), bool(draft), value)
-                )
     return found
 
 
@@ -221,21 +253,14 @@ def _phases(db: sqlite3.Connection, run_ids: list[object]) -> dict[object, list[
     """The compile and JIT phase rows of ``run_ids``, by run, skipping rows that make no
     sense."""
     found: dict[object, list[PhaseSample]] = {}
-    for start in range(0, len(run_ids), _CHUNK):
-        chunk = run_ids[start : start + _CHUNK]
-        query = (
-            "SELECT run_id, rank, phase, seconds, steps FROM startup_phases"
-            f" WHERE run_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid"
-        )
-        with closing(db.execute(query, chunk)) as cursor:
-            for run_id, rank, phase, seconds, steps in cursor.fetchall():
-                value = _number(seconds)
-                if value is None or value < 0 or phase not in _PHASE_VALUES:
-                    continue
-                count = int(steps) if isinstance(steps, int) and 0 <= steps < 10**9 else 1
-                found.setdefault(run_id, []).append(
-                    PhaseSample(str(rank), Phase(phase), value, count)
-                )
+    for run_id, rank, phase, seconds, steps in rows_of_runs(
+        db, "startup_phases", PHASE_COLUMNS, run_ids
+    ):
+        value = _number(seconds)
+        if value is None or value < 0 or phase not in _PHASE_VALUES:
+            continue
+        count = int(steps) if isinstance(steps, int) and 0 <= steps < 10**9 else 1
+        found.setdefault(run_id, []).append(PhaseSample(str(rank), Phase(phase), value, count))
     return found
 
 

@@ -19,10 +19,10 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tui.engine.bench.level_fields import level_fields, level_from_fields
 from tui.engine.bench.level_figures import LevelFigures
@@ -47,8 +47,7 @@ CREATE TABLE IF NOT EXISTS bench_results (
 CREATE INDEX IF NOT EXISTS bench_by_run ON bench_results (run_id);
 """
 _MIGRATIONS: dict[int, str] = {0: _BENCH_SCHEMA}
-_RUN_COLUMNS = "id, profile, fingerprint, outcome, failure, total_seconds, recorded_at"
-_BATCH = 500
+T = TypeVar("T")
 
 
 class StoreError(Exception):
@@ -144,47 +143,42 @@ class RunStore:
             )
         self._db.commit()
 
+    def _guarded(self, call: Callable[[sqlite3.Connection], T]) -> T:
+        """``call(db)`` under the lock, its sqlite errors as a ``StoreError`` naming the file."""
+        with self._lock:
+            try:
+                return call(self._db)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from None
+
     def _write(self, sql: str, args: Sequence[object]) -> int:
         """Run one insert in its own transaction; returns the new row id."""
-        with self._lock:
-            try:
-                with self._db:
-                    cursor = self._db.execute(sql, args)
-            except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from None
-        return cursor.lastrowid or 0
+
+        def insert(db: sqlite3.Connection) -> int:
+            with db:
+                return db.execute(sql, args).lastrowid or 0
+
+        return self._guarded(insert)
 
     def _read(self, sql: str, args: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            try:
-                return self._db.execute(sql, args).fetchall()
-            except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from None
+        return self._guarded(lambda db: db.execute(sql, args).fetchall())
 
     def add_run(self, record: RunRecord) -> int:
         """Store a finished (or abandoned) start-up; returns its id."""
-        with self._lock:
-            try:
-                return history_store.add_run(self._db, record)
-            except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from None
+        return self._guarded(lambda db: history_store.add_run(db, record))
 
     def runs(self, profile: str | None = None, limit: int | None = None) -> list[StoredRun]:
         """Runs, newest first, optionally of one profile."""
-        where, args = ("WHERE profile = ?", [profile]) if profile is not None else ("", [])
-        sql = f"SELECT {_RUN_COLUMNS} FROM startup_runs {where} ORDER BY recorded_at DESC, id DESC"
-        rows = self._read(sql + (" LIMIT ?" if limit else ""), [*args, *([limit] if limit else [])])
+        rows = self._guarded(
+            lambda db: history_store.run_rows(db, profile=profile, limit=limit or None)
+        )
         return self._with_samples(rows)
 
     def history(
         self, model: str | None, limit: int = history_store.SIMILAR_LIMIT
     ) -> list[RunRecord]:
         """Past runs of ``model`` (every run when None), oldest first, for start-up estimates."""
-        with self._lock:
-            try:
-                return history_store.runs(self._db, model=model, limit=limit)
-            except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from None
+        return self._guarded(lambda db: history_store.runs(db, model=model, limit=limit))
 
     def stage_durations(self, fingerprint: Fingerprint) -> dict[StageKey, list[float]]:
         """Per stage, the slowest rank's seconds in each past run with this exact fingerprint."""
@@ -201,16 +195,8 @@ class RunStore:
         return durations
 
     def _with_samples(self, rows: list[tuple[Any, ...]]) -> list[StoredRun]:
-        if not rows:
-            return []
-        samples: dict[int, list[StageSample]] = {}
-        for start in range(0, len(rows), _BATCH):
-            ids = [row[0] for row in rows[start : start + _BATCH]]
-            sql = "SELECT run_id, rank, stage, draft, seconds FROM startup_stages WHERE run_id IN "
-            for run_id, rank, stage, draft, seconds in self._read(sql + _marks(ids), ids):
-                if stage in _STAGES and _is_number(seconds):
-                    sample = StageSample(rank, Stage(stage), bool(draft), float(seconds))
-                    samples.setdefault(run_id, []).append(sample)
+        ids = [row[0] for row in rows]
+        samples = self._guarded(lambda db: history_store.stage_samples(db, ids))
         return [_run(row, tuple(samples.get(row[0], ()))) for row in rows]
 
     def add_bench(
@@ -237,14 +223,11 @@ class RunStore:
         self, run_id: int | None = None, profile: str | None = None
     ) -> list[StoredBench]:
         """Benchmark levels, newest first, of one run or one profile or all."""
-        pairs = (("run_id = ?", run_id), ("profile = ?", profile))
-        clauses = [(c, v) for c, v in pairs if v is not None]
-        where = " AND ".join(c for c, _ in clauses)
+        clause, args = history_store.where((("run_id", run_id), ("profile", profile)))
         rows = self._read(
             "SELECT id, run_id, profile, url, endpoint, model, concurrency, recorded_at, result "
-            f"FROM bench_results {'WHERE ' + where if where else ''} "
-            "ORDER BY recorded_at DESC, id DESC",
-            [v for _, v in clauses],
+            f"FROM bench_results{clause} ORDER BY recorded_at DESC, id DESC",
+            args,
         )
         return [_bench(row) for row in rows]
 
@@ -256,10 +239,6 @@ _FAILURES = {kind.value for kind in FailureKind}
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _marks(ids: Sequence[object]) -> str:
-    return "(" + ",".join("?" * len(ids)) + ")"
 
 
 def _bench(row: tuple[Any, ...]) -> StoredBench:
@@ -279,7 +258,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _run(row: tuple[Any, ...], samples: tuple[StageSample, ...]) -> StoredRun:
-    run_id, profile, fingerprint, outcome, failure, total, recorded_at = row
+    run_id, fingerprint, profile, outcome, failure, total, recorded_at = row
     try:
         fp = Fingerprint.from_json(str(fingerprint))
     except ValueError:
