@@ -7,7 +7,6 @@ import json
 import os
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,15 +24,6 @@ from tui.io.launch.launch_kill import KillOutcome
 from tui.io.launch.launcher import LaunchResult, ReadOnlyError
 
 SLEEPERS = ("sh", "-c", "sleep 60 & sleep 60; wait")
-
-
-@pytest.fixture
-def groups() -> Iterator[list[int]]:
-    """Process groups a test started; whatever is left of them is killed afterwards."""
-    started: list[int] = []
-    yield started
-    for pgid in started:
-        kill_group(pgid)
 
 
 def started_group(result: LaunchResult, groups: list[int]) -> int:

@@ -7,12 +7,9 @@ real SSH server.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.io.launch_support import EnvRunner, kill_group, live_group_members
+from tests.io.launch_support import EnvRunner, live_group_members
 from tests.sshd import TestServer
 from tui.engine.launch.launch_plan import LaunchSpec
 from tui.io.launch.launch_kill import KillOutcome
@@ -38,14 +35,6 @@ def spec(log_dir: str) -> LaunchSpec:
         log_dir=log_dir,
         grace_period=15.0,
     )
-
-
-@pytest.fixture
-def groups() -> Iterator[list[int]]:
-    started: list[int] = []
-    yield started
-    for pgid in started:
-        kill_group(pgid)
 
 
 async def first_line(path: str) -> str:

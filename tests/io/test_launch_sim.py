@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.io.launch_support import kill_group, live_group_members, wait_for_state
+from tests.io.launch_support import live_group_members, wait_for_state
 from tests.net import free_port
 from tests.sshd import TestServer
 from tui.engine.launch.launch_plan import LaunchSpec
@@ -41,14 +41,6 @@ async def transport(ssh_server: TestServer) -> AsyncIterator[SshTransport]:
     opened = SshTransport(await connect(ssh_server.target()))
     yield opened
     await opened.close()
-
-
-@pytest.fixture
-def groups() -> Iterator[list[int]]:
-    started: list[int] = []
-    yield started
-    for pgid in started:
-        kill_group(pgid)
 
 
 def sim_launcher(transport: SshTransport, log_dir: Path, port: int, *extra: str) -> Launcher:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO
-from tests.io.launch_support import kill_group, live_group_members
+from tests.io.launch_support import live_group_members
 from tests.io.test_multinode_wait import alias_config, named, run_wait
 from tests.net import free_port
 from tests.sshd import TestServer
@@ -30,14 +27,6 @@ SIM = (
     "--time-scale", "0.01", "--scenario", "node-hang", "--fail-rank", "3",
     "--state-file", "{log_dir}/gpu-{node_rank}.json",
 )  # fmt: skip
-
-
-@pytest.fixture
-def groups() -> Iterator[list[int]]:
-    started: list[int] = []
-    yield started
-    for pgid in started:
-        kill_group(pgid)
 
 
 async def test_every_node_is_launched_watched_and_killed(
