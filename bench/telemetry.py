@@ -17,16 +17,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import shlex
 import sys
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
+from bench.fixtures import embedded_ssh_target
 from tui.io.gpu.gpu_telemetry import TelemetryChannel, TelemetrySettings
 from tui.io.transport.local import LocalTransport
-from tui.io.transport.ssh import SshTarget, SshTransport, connect
+from tui.io.transport.ssh import SshTransport, connect
 from tui.io.transport.transport import Transport
 
 EMITTER = """
@@ -45,19 +44,6 @@ while True:
     time.sleep(interval)
 """
 
-SERVER = """
-import asyncio, json, sys
-from tui.io.transport.embedded_sshd import EmbeddedSshServer
-
-async def main():
-    async with EmbeddedSshServer() as server:
-        info = server.info
-        print(json.dumps({"alias": info.alias, "config": str(info.ssh_config)}), flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-
-asyncio.run(main())
-"""
-
 
 @contextlib.asynccontextmanager
 async def _transport(via: str) -> AsyncIterator[Transport]:
@@ -68,21 +54,12 @@ async def _transport(via: str) -> AsyncIterator[Transport]:
         finally:
             await local.close()
         return
-    server = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", SERVER, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-    )
-    try:
-        assert server.stdout is not None
-        info = json.loads(await server.stdout.readline())
-        link = await connect(SshTarget(host=info["alias"], config_path=Path(info["config"])))
-        remote = SshTransport(link)
+    async with embedded_ssh_target() as target:
+        remote = SshTransport(await connect(target))
         try:
             yield remote
         finally:
             await remote.close()
-    finally:
-        server.terminate()
-        await server.wait()
 
 
 async def _consume(channel: TelemetryChannel, counts: dict[str, int]) -> None:
