@@ -19,7 +19,6 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,10 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.fixtures import free_port
 from tui.engine.judge.stall import RankHealth, StallPolicy, assess
 from tui.engine.logs.log_engine import LogEngine
 from tui.engine.startup.snapshot import Snapshot
@@ -54,18 +57,11 @@ class Watch:
     failed_at: float | None = None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def _simulator(args: argparse.Namespace, scenario: str, seed: int, log: Path) -> Iterator[None]:
     argv = [
         sys.executable, "-m", "tui.sim", "--model-path", "bench/model", "--tp", str(args.tp),
-        "--port", str(_free_port()), "--time-scale", str(args.time_scale), "--seed", str(seed),
+        "--port", str(free_port()), "--time-scale", str(args.time_scale), "--seed", str(seed),
         "--scenario", scenario, "--log-file", str(log),
     ]  # fmt: skip
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
