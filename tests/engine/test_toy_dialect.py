@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from tests.ui.fakes import FakeClock
+from tests.ui.pilot_wait import until
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
@@ -132,14 +132,6 @@ def test_bringup_replay_reports_a_toy_log(
     assert "READY" in text[1]
 
 
-async def _until(pilot: Pilot[int], condition: Callable[[], bool]) -> None:
-    for _ in range(200):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
-
-
 async def test_the_monitor_shows_a_panel_per_toy_rank(toy: Dialect) -> None:
     clock = FakeClock()
     app = MonitorApp(
@@ -149,14 +141,14 @@ async def test_the_monitor_shows_a_panel_per_toy_rank(toy: Dialect) -> None:
         clock=clock,
     )
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.state.log.total == 8)
+        await until(pilot, lambda: app.state.log.total == 8)
         app.ingest.drain()
         app.state.touch()
         app.flush()
-        await _until(pilot, lambda: len(app.query(RankPanel)) == 2)
+        await until(pilot, lambda: len(app.query(RankPanel)) == 2)
         panels = list(app.query(RankPanel))
         assert [panel.tag for panel in panels] == ["rank0", "rank1"]
         # A panel takes its new state on the repaint after it was mounted.
-        await _until(
+        await until(
             pilot, lambda: all("cuda graph" in panel.render_text().lower() for panel in panels)
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tests.ui.fakes import FakeClock, FakeLink, ranks, server
+from tests.ui.pilot_wait import until
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.feed.stream_items import ChunkReceived
 from tui.app.monitor import themes
@@ -36,14 +36,6 @@ def _app(link: FakeLink, **options: object) -> MonitorApp:
         clock=FakeClock(),
         **options,  # type: ignore[arg-type]
     )
-
-
-async def _until(pilot: Pilot[int], condition: Callable[[], bool]) -> None:
-    for _ in range(200):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
 
 
 async def _settle(app: MonitorApp, pilot: Pilot[int]) -> None:
@@ -167,7 +159,7 @@ async def test_keys_can_be_remapped_by_binding_id() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await _settle(app, pilot)
         await pilot.press("o")
-        await _until(pilot, lambda: isinstance(app.screen, LogScreen))
+        await until(pilot, lambda: isinstance(app.screen, LogScreen))
 
 
 async def test_help_lists_the_keys() -> None:
@@ -227,9 +219,9 @@ async def test_the_command_palette_focuses_a_rank_by_name() -> None:
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Focus rank TP5")
-        await _until(pilot, lambda: _palette_ready(app))
+        await until(pilot, lambda: _palette_ready(app))
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(app.focused, RankPanel))
+        await until(pilot, lambda: isinstance(app.focused, RankPanel))
         assert isinstance(app.focused, RankPanel)
         assert app.focused.tag == "TP5"
 

@@ -8,7 +8,7 @@ waits for ``b``), and the requests go through the session's port forward.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,12 +16,12 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from tests.net import serving
 from tests.simserver import Sim
 from tests.ui.fakes import FakeLink
+from tests.ui.pilot_wait import until
 from tui.app.bench.bench_pane import BenchAskScreen, BenchPane
 from tui.app.bench.bench_state import BenchPhase
 from tui.app.bench.compare_screen import CompareScreen
@@ -47,7 +47,6 @@ SIM_FLAGS = [
     "--speculative-draft-model-path", "lmsys/EAGLE3-draft", "--enable-metrics",
 ]  # fmt: skip
 OUTPUT = 100
-WAIT_STEPS = 1500
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +82,6 @@ def _app(
     return app
 
 
-async def _until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(WAIT_STEPS):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"never happened: {what}")
-
-
 def _text(app: MonitorApp, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
@@ -104,12 +95,12 @@ async def test_ready_fires_the_pane_then_b_runs_it_again(
 ) -> None:
     app = _app(sim, session, data_dir)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.runs == 1, "the benchmark fired by itself")
+        await until(pilot, lambda: app.bench.state.runs == 1, "the benchmark fired by itself")
         assert _ready(app)
         pane = app.screen.query_one(BenchPane)
         assert pane.has_class("-shown")
-        await _until(pilot, lambda: "c=1" in _text(app, "#bench-progress"), "progress shown")
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: "c=1" in _text(app, "#bench-progress"), "progress shown")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         table = _text(app, "#bench-table")
         assert "accept: client · server · log" in table
         assert "3/0" in table
@@ -130,8 +121,8 @@ async def test_ready_fires_the_pane_then_b_runs_it_again(
         assert hint.bottom <= app.screen.query_one(Footer).region.y  # not under the footer
 
         await pilot.press("b")
-        await _until(pilot, lambda: app.bench.state.runs == 2, "b started a second benchmark")
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "second results")
+        await until(pilot, lambda: app.bench.state.runs == 2, "b started a second benchmark")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "second results")
         assert "Benchmark #2" in _text(app, "#bench-title")
 
     with RunStore.open_default(configured=data_dir) as store:
@@ -149,7 +140,7 @@ async def test_failed_requests_are_counted_and_shown(
 ) -> None:
     app = _app(sim, session, data_dir, output_len=10_000_000)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         assert [lv.failed for lv in app.bench.state.levels] == [3, 3]
         progress = _text(app, "#bench-progress")
         assert "3 failed" in progress
@@ -163,28 +154,28 @@ async def test_failed_requests_are_counted_and_shown(
 async def test_mode_off_waits_for_b(sim: Sim, session: HostSession, data_dir: Path) -> None:
     app = _app(sim, session, data_dir, mode="off")
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: "mode is off" in _text(app, "#bench-hint"), "off noted")
+        await until(pilot, lambda: "mode is off" in _text(app, "#bench-hint"), "off noted")
         for _ in range(5):
             await pilot.pause(0.05)
         assert app.bench.state.runs == 0
         assert _ready(app)
         await pilot.press("b")
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "b ran it")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "b ran it")
         assert app.bench.state.runs == 1
 
 
 async def test_ask_mode_asks_first(sim: Sim, session: HostSession, data_dir: Path) -> None:
     app = _app(sim, session, data_dir, mode="ask")
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, BenchAskScreen), "the question")
+        await until(pilot, lambda: isinstance(app.screen, BenchAskScreen), "the question")
         assert app.bench.state.runs == 0
         assert app.bench.state.phase is BenchPhase.ASKING
         await pilot.press("n")
-        await _until(pilot, lambda: not isinstance(app.screen, BenchAskScreen), "answered")
+        await until(pilot, lambda: not isinstance(app.screen, BenchAskScreen), "answered")
         assert app.bench.state.runs == 0
         assert "not benchmarked" in _text(app, "#bench-hint")
         await pilot.press("b")
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "b ran it")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "b ran it")
 
 
 class HostileServer:
@@ -235,7 +226,7 @@ async def test_hostile_answers_are_shown_literally(
     config = BenchConfig(num_prompts=4, input_len=8, output_len=8, warmup_requests=0)
     app = _ready_app(session, hostile_port, BenchOptions(config, data_dir=data_dir))
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         errors = _text(app, "#bench-errors")
         assert "4 request(s) failed" in errors
         assert "[/models/llama]" in errors
@@ -280,7 +271,7 @@ async def test_official_mode_shows_the_engines_tool_beside_ours(
     options = BenchOptions(config, profile="bench-test", data_dir=data_dir, venv=str(venv))
     app = _ready_app(session, sim.port, options)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         assert "then official sglang.bench_serving" in _text(app, "#bench-title")
         ours = [level_fields(level) for level in app.bench.state.results]
         assert [fields["completed"] for fields in ours] == [4, 4]
@@ -313,7 +304,7 @@ async def test_official_mode_runs_the_open_loop_levels_too(
     options = BenchOptions(config, profile="bench-test", data_dir=data_dir, venv=str(venv))
     app = _ready_app(session, sim.port, options)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         (level,) = app.bench.state.levels
         assert level.label == "r=40 c<=2"
         assert level.official is not None
@@ -349,7 +340,7 @@ async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earli
     earlier = _earlier_run(data_dir, tok_s=100.0)
     app = _app(sim, session, data_dir)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         assert [level.label for level in app.bench.state.levels] == ["c=1", "c=2"]
         await pilot.press("v")
         assert app.bench.state.selected == "c=1"
@@ -361,9 +352,9 @@ async def test_t_adds_trials_to_the_chosen_level_and_tests_them_against_an_earli
         assert len(earlier_records) == 3
 
         await pilot.press("t")
-        await _until(pilot, lambda: app.bench.state.runs == 2, "t started more trials")
+        await until(pilot, lambda: app.bench.state.runs == 2, "t started more trials")
         assert "3 more trials" in _text(app, "#bench-title")
-        await _until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
+        await until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
         one, two = app.bench.state.levels
         assert one.figures is not None
         assert two.figures is not None
@@ -416,15 +407,15 @@ async def test_t_in_the_comparison_tests_against_its_baseline(
     earlier = _earlier_run(data_dir, tok_s=100.0)
     app = _app(sim, session, data_dir)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         await pilot.press("c")
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await _until(pilot, lambda: screen.loaded and len(screen.columns) == 2, "two runs")
+        await until(pilot, lambda: screen.loaded and len(screen.columns) == 2, "two runs")
         assert screen.columns[screen.baseline].run_id == earlier
         await pilot.press("t")
-        await _until(pilot, lambda: not isinstance(app.screen, CompareScreen), "closed")
-        await _until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "closed")
+        await until(pilot, lambda: app.bench.state.verdicts is not None, "the verdict")
         assert app.bench.baseline_run == earlier
         spreads = [
             lv.figures.spread("output_throughput") for lv in app.bench.state.levels if lv.figures
@@ -441,8 +432,8 @@ async def test_open_loop_levels_run_in_the_pane(
     options = BenchOptions(config, profile="bench-test", data_dir=data_dir)
     app = _ready_app(session, sim.port, options)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _until(pilot, lambda: "r=40 c<=2" in _text(app, "#bench-progress"), "progress")
-        await _until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
+        await until(pilot, lambda: "r=40 c<=2" in _text(app, "#bench-progress"), "progress")
+        await until(pilot, lambda: app.bench.state.phase is BenchPhase.DONE, "results")
         assert "r=40 c<=2" in _text(app, "#bench-title")
         (figures,) = app.bench.state.results
         assert figures.request_rate == 40.0

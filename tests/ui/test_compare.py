@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
 from tests.ui.fakes import FakeLink
+from tests.ui.pilot_wait import until
 from tui.app.bench.compare_screen import CompareScreen
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.monitor.monitor_app import MonitorApp
@@ -79,14 +78,6 @@ def _app(data_dir: Path) -> MonitorApp:
     )
 
 
-async def _until(pilot: Pilot[int], condition: Callable[[], bool]) -> None:
-    for _ in range(400):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
-
-
 def _table(screen: CompareScreen) -> str:
     return str(screen.query_one("#compare-table", Static).render())
 
@@ -98,7 +89,7 @@ async def test_c_shows_two_runs_with_deltas_against_a_chosen_baseline(data_dir: 
         await pilot.press("c")
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await _until(pilot, lambda: screen.loaded)
+        await until(pilot, lambda: screen.loaded)
         await pilot.pause()
         assert screen.query_one("#compare-table", Static).region.y >= 1
         assert screen.query_one(Footer).region.height == 1
@@ -120,7 +111,7 @@ async def test_c_shows_two_runs_with_deltas_against_a_chosen_baseline(data_dir: 
         assert "-20.0% ▼" in table
 
         await pilot.press("m")
-        await _until(pilot, lambda: screen.loaded and screen.scope_index == 1)
+        await until(pilot, lambda: screen.loaded and screen.scope_index == 1)
         assert f"Runs of model {MODEL}" in str(screen.query_one("#compare-title", Static).render())
         assert len(screen.columns) == 2
 
@@ -135,7 +126,7 @@ async def test_hostile_launch_text_is_shown_literally(data_dir: Path) -> None:
         await pilot.press("c")
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await _until(pilot, lambda: screen.loaded)
+        await until(pilot, lambda: screen.loaded)
         table = _table(screen)
         assert "[bold red]draft" in table
         assert "\x1b" not in table
@@ -148,7 +139,7 @@ async def test_no_runs_yet_says_so(data_dir: Path) -> None:
         await pilot.press("c")
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        await _until(pilot, lambda: screen.loaded)
+        await until(pilot, lambda: screen.loaded)
         assert "No recorded runs" in _table(screen)
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-
-from textual.pilot import Pilot
 
 from tests.engine.multinode_logs import node_log
 from tests.tmux import processes_mentioning
 from tests.ui.fakes import FakeClock
 from tests.ui.monitor_factory import READY_HEALTH
+from tests.ui.pilot_wait import until
 from tests.ui.startup_log import up_to
 from tui.app.feed.cluster_link import ClusterLink
 from tui.app.monitor.cluster_build import build_cluster_app
@@ -27,14 +25,6 @@ from tui.engine.gpu.gpu_values import GpuSample, NoTelemetry, NoTelemetryKind
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.gpu.gpu_telemetry import TelemetrySettings
 from tui.io.transport.host_session import HostSession, LocalConnector
-
-
-async def _until(pilot: Pilot[int], condition: Callable[[], bool], tries: int = 400) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
 
 
 def _app(log: Path, command: tuple[str, ...]) -> tuple[MonitorApp, HostSession]:
@@ -57,8 +47,8 @@ async def test_gpu_readings_reach_the_header_and_every_rank(tmp_path: Path) -> N
     app, session = _app(log, _sim_nvidia_smi(tmp_path / "gpus.json"))
     try:
         async with app.run_test(size=(160, 50)) as pilot:
-            await _until(pilot, lambda: len(app.query(RankPanel)) == 8)
-            await _until(pilot, lambda: app.state.gpu is not None and len(app.state.gpu.gpus) == 8)
+            await until(pilot, lambda: len(app.query(RankPanel)) == 8)
+            await until(pilot, lambda: app.state.gpu is not None and len(app.state.gpu.gpus) == 8)
             app.flush()
             view = app.last_view
             assert view is not None
@@ -78,8 +68,8 @@ async def test_a_missing_nvidia_smi_shows_no_telemetry(tmp_path: Path) -> None:
     app, session = _app(log, ("bringup-test-no-such-nvidia-smi",))
     try:
         async with app.run_test(size=(160, 50)) as pilot:
-            await _until(pilot, lambda: len(app.query(RankPanel)) == 8)
-            await _until(pilot, lambda: app.state.gpu is not None and bool(app.state.gpu.missing))
+            await until(pilot, lambda: len(app.query(RankPanel)) == 8)
+            await until(pilot, lambda: app.state.gpu is not None and bool(app.state.gpu.missing))
             app.flush()
             summary = app.screen.query_one(GpuSummary)
             assert "no telemetry" in summary_line(summary.snapshot, summary.now).plain
@@ -152,14 +142,13 @@ async def test_a_monitor_over_two_hosts_reads_both_hosts_gpus(tmp_path: Path) ->
     app = build_cluster_app(sessions, ["gpu-a", "gpu-b"], paths, settings)
     try:
         async with app.run_test(size=(200, 70)) as pilot:
-            await _until(pilot, lambda: len(app.query(RankPanel)) == 16)
-            await _until(
+            await until(pilot, lambda: len(app.query(RankPanel)) == 16)
+            await until(
                 pilot,
                 lambda: (
                     sorted(app.state.gpus) == [0, 1]
                     and all(len(s.gpus) == 8 for s in app.state.gpus.values())
                 ),
-                tries=1500,  # two stand-in nvidia-smi processes start on a busy machine
             )
             app.flush()
             view = app.last_view
@@ -201,11 +190,11 @@ async def test_once_ready_the_gpus_are_read_at_the_serving_rate(tmp_path: Path) 
     app = build_app(session, settings)
     try:
         async with app.run_test(size=(160, 50)) as pilot:
-            await _until(pilot, lambda: _smi_rates(state) == ["100"])
+            await until(pilot, lambda: _smi_rates(state) == ["100"])
             app.state.set_health(READY_HEALTH)
-            await _until(pilot, lambda: app.last_view is not None
+            await until(pilot, lambda: app.last_view is not None
                          and app.last_view.verdict is Verdict.READY)  # fmt: skip
-            await _until(pilot, lambda: _smi_rates(state) == ["1500"])
-            await _until(pilot, lambda: app.state.gpu is not None and len(app.state.gpu.gpus) == 8)
+            await until(pilot, lambda: _smi_rates(state) == ["1500"])
+            await until(pilot, lambda: app.state.gpu is not None and len(app.state.gpu.gpus) == 8)
     finally:
         await session.close()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from tests.ui.fakes import FakeClock
+from tests.ui.pilot_wait import until
 from tests.ui.startup_log import phases, up_to
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.monitor.monitor_build import WatchSettings, build_app
@@ -18,14 +17,6 @@ from tui.app.widgets.rank_panel import RankPanel
 from tui.io.bench.bench_setup import BenchOptions
 from tui.io.store.run_records import record_run
 from tui.io.transport.host_session import HostSession, LocalConnector
-
-
-async def _until(pilot: Pilot[int], condition: Callable[[], bool], tries: int = 300) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
 
 
 def _record_ready_runs(data_dir: Path, count: int) -> None:
@@ -59,7 +50,7 @@ async def test_the_header_names_the_basis_of_the_eta(
     app = build_app(session, _settings(log, tmp_path, history))
     try:
         async with app.run_test(size=(200, 48)) as pilot:
-            await _until(pilot, lambda: len(app.query(RankPanel)) == 8)
+            await until(pilot, lambda: len(app.query(RankPanel)) == 8)
             app.flush()
             view = app.last_view
             assert view is not None

@@ -3,17 +3,16 @@ simulator's fake ``dmesg`` puts an Xid in it."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tests.engine.multinode_logs import node_log
 from tests.ui.fakes import FakeClock
 from tests.ui.monitor_factory import STARTING, feed_until
+from tests.ui.pilot_wait import until
 from tests.ui.startup_log import oom_failure
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
@@ -39,14 +38,6 @@ def _app(session: HostSession, dmesg: Path) -> tuple[MonitorApp, FakeClock]:
     )  # fmt: skip
     app.kernel_check.commands = (("bringup-no-such-journalctl", "-k"), (str(dmesg),))
     return app, clock
-
-
-async def _until(pilot: Pilot[int], ready: Callable[[], bool]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30.0
-    while not ready():
-        assert loop.time() < deadline, "never happened"
-        await pilot.pause(0.05)
 
 
 def _hardware(app: MonitorApp) -> str:
@@ -75,7 +66,7 @@ async def test_a_failure_shows_the_kernel_log(
         app.state.feed(oom_failure())
         app.state.touch()
         app.flush()
-        await _until(pilot, lambda: expected in _hardware(app))
+        await until(pilot, lambda: expected in _hardware(app))
         assert app.kernel_check.report is not None
 
 
@@ -97,5 +88,5 @@ async def test_a_stalled_rank_brings_the_kernel_log_as_a_notification(
         clock.now = start + hung + 400.0  # past the phase's bound (360 s without history)
         app.state.touch()
         app.flush()
-        await _until(pilot, lambda: any("Xid 79 on PCI:0000:3b:00" in note.message
+        await until(pilot, lambda: any("Xid 79 on PCI:0000:3b:00" in note.message
                                         for note in app._notifications))  # fmt: skip

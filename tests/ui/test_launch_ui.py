@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from textual.message import Message
-from textual.pilot import Pilot
 from textual.widgets import Button
 
 from tests.io.launch_support import live_group_members, local_launcher
 from tests.ui.fakes import FakeClock, FakeLink
+from tests.ui.pilot_wait import until
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.launch.launch_actions import ConfirmScreen, LauncherOpener, LaunchReported
 from tui.app.monitor.monitor_app import MonitorApp
@@ -48,14 +47,6 @@ def make_app(opener: LauncherOpener | None, read_only: bool = False) -> MonitorA
     )
     app.launch_actions.poll_seconds = 0.3
     return app
-
-
-async def until(pilot: Pilot[int], ready: Callable[[], bool], timeout: float = 60.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not ready():
-        assert loop.time() < deadline, "condition not reached in time"
-        await pilot.pause(0.05)
 
 
 def current_group(log_dir: Path) -> int:

@@ -8,11 +8,10 @@ OpenSSH server on loopback.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tests.io.launch_support import local_launcher
 from tests.net import free_port
 from tests.sshd import TestServer
 from tests.ui.fakes import FakeLink, ranks, server
+from tests.ui.pilot_wait import until
 from tui.app.feed.engine_link import EngineAdapter
 from tui.app.feed.feed_sources import ScriptedSource
 from tui.app.feed.session_source import SessionSource
@@ -92,14 +92,6 @@ def launching_app(session: HostSession, log_dir: Path, runner: Runner | None = N
     )
     app.launch_actions.poll_seconds = 0.3
     return app
-
-
-async def until(pilot: Pilot[int], ready: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60.0
-    while not ready():
-        assert loop.time() < deadline, f"never happened: {what}"
-        await pilot.pause(0.05)
 
 
 def notes(app: MonitorApp) -> list[str]:

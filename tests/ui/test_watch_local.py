@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
+from tests.ui.pilot_wait import until
 from tests.ui.startup_log import phases, up_to
 from tui.app.monitor.monitor_app import MonitorApp
 from tui.app.monitor.monitor_build import WatchSettings, build_app
@@ -18,14 +17,6 @@ from tui.commands.watch import watch_plan
 from tui.config import Config
 from tui.engine.startup.vocabulary import Stage
 from tui.io.transport.host_session import HostSession, LocalConnector
-
-
-async def _until(pilot: Pilot[int], condition: Callable[[], bool], tries: int = 300) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached")
 
 
 def _app(log: Path) -> tuple[MonitorApp, HostSession]:
@@ -40,12 +31,12 @@ async def test_a_growing_local_log_drives_the_panels(tmp_path: Path) -> None:
     app, session = _app(log)
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            await _until(pilot, lambda: len(app.query(RankPanel)) == 8)
+            await until(pilot, lambda: len(app.query(RankPanel)) == 8)
             assert app.state.connection is ConnectionState.CONNECTED
             with log.open("ab") as handle:
                 handle.write("".join(list(phases().values())[3:]).encode())
-            await _until(pilot, lambda: app.state.link.snapshot.ready_line_seen)
-            await _until(pilot, lambda: app.state.log.total > 60)
+            await until(pilot, lambda: app.state.link.snapshot.ready_line_seen)
+            await until(pilot, lambda: app.state.log.total > 60)
             tp0 = app.state.link.snapshot.rank("TP0")
             assert tp0 is not None
             assert tp0.stage.order >= Stage.READY.order
@@ -60,9 +51,9 @@ async def test_a_truncated_log_is_marked_and_starts_a_new_run(tmp_path: Path) ->
     app, session = _app(log)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _until(pilot, lambda: len(app.state.link.snapshot.ranks) > 1)
+            await until(pilot, lambda: len(app.state.link.snapshot.ranks) > 1)
             log.write_bytes(up_to("args"))
-            await _until(pilot, lambda: bool(app.state.markers), tries=600)
+            await until(pilot, lambda: bool(app.state.markers))
             assert any("trunc" in marker or "new" in marker for marker in app.state.markers)
             await session.close()
     finally:
