@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,57 +27,30 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.fixtures import embedded_ssh_target, free_port, start_sim, wait_answering
 from tui.app.monitor.monitor_build import WatchSettings, build_app
 from tui.app.monitor.view_model import Target
 from tui.config import BenchConfig, ServingConfig
 from tui.engine.startup.vocabulary import Verdict
 from tui.io.bench.bench_setup import BenchOptions
 from tui.io.transport.host_session import HostSession, LocalConnector, SshConnector
-from tui.io.transport.ssh import SshTarget
-
-SERVER = """
-import asyncio, json, sys
-from tui.io.transport.embedded_sshd import EmbeddedSshServer
-
-async def main():
-    async with EmbeddedSshServer() as server:
-        info = server.info
-        print(json.dumps({"alias": info.alias, "config": str(info.ssh_config)}), flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-
-asyncio.run(main())
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager
 def _serving(port: int, log: Path) -> Iterator[None]:
     """The simulator under a steady benchmark load, both in processes of their own."""
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "tui.sim", "--time-scale", "0.002", "--port", str(port),
-         "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/e",
-         "--enable-metrics", "--decode-tok-s", "200", "--log-file", str(log)],
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    sim = start_sim(port, [
+        "--time-scale", "0.002", "--speculative-algorithm", "EAGLE3",
+        "--speculative-draft-model-path", "d/e", "--enable-metrics", "--decode-tok-s", "200",
+        "--log-file", str(log),
+    ])  # fmt: skip
     load = None
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/metrics", timeout=2).status_code == 200:
-                    break
-            time.sleep(0.2)
+        wait_answering(url, "/metrics", timeout=60)
         load = subprocess.Popen(
             [sys.executable, "-m", "tui", "bench", "--url", url, "--no-save", "--warmup", "0",
              "--concurrency", "8", "--num-prompts", "100000", "--output-len", "2000"],
@@ -104,24 +75,13 @@ async def _session(via: str) -> AsyncIterator[HostSession]:
         finally:
             await session.close()
         return
-    server = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", SERVER, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
-    try:
-        assert server.stdout is not None
-        info = json.loads(await server.stdout.readline())
-        session = HostSession(
-            SshConnector(SshTarget(info["alias"], config_path=Path(info["config"])))
-        )
+    async with embedded_ssh_target() as target:
+        session = HostSession(SshConnector(target))
         await session.start()
         try:
             yield session
         finally:
             await session.close()
-    finally:
-        server.terminate()
-        await server.wait()
 
 
 async def _run_app(
@@ -172,7 +132,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--interval", type=float, default=2.0)
     args = parser.parse_args()
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "server.log"
         with _serving(port, log):
