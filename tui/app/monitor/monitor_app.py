@@ -255,7 +255,8 @@ class MonitorApp(App[int]):
         second rather than twice; else the flush already armed (or the flood's pace) shows it.
         A READY server's screen has no clock that counts seconds (its panels step every
         ``PANEL_CLOCK_STEP``), so then the tick repaints only when that step turns."""
-        quiet = self._serving and not self._seconds_shown and not isinstance(self.screen, LogScreen)
+        log_open = any(isinstance(screen, LogScreen) for screen in self.screen_stack[-1:])
+        quiet = self._serving and not self._seconds_shown and not log_open
         if quiet and not self._clock_stepped():
             return
         if self._flush_timer is None and self._flush_seconds_since() >= BUSY_FLUSH_SECONDS:
