@@ -15,11 +15,14 @@ and open (log). For each case it reports, measured from ``/proc``:
 The baseline is measured in the same run: ``tail -f`` of the same file in a second pane of the
 same tmux server, beside each case. Two more cases measure idle serving: ``watch`` over SSH of a
 simulated server once READY (health, generation probe, telemetry and the tail all live), and
-``bringup demo`` once READY and its benchmark are done. ``memory`` feeds lines as fast as the
-writer goes for a while and extrapolates the tree's RSS growth per line to 10 M lines.
+``bringup demo`` once READY and its benchmark are done (the simulated servers are speculative and
+export ``/metrics``, so the scrape is live too). ``memory`` feeds lines as fast as the writer goes
+for a while, or until ``--memory-lines`` are written (10,000,000 for the target), and reports the
+tree's RSS at the end and its growth per line carried on to 10 M lines.
 
     python -m bench.realpath            # every case, two repeats (about fifteen minutes)
     python -m bench.realpath --quick    # short windows, one repeat, fewer cases
+    python -m bench.realpath --only memory --memory-lines 10000000   # the real 10 M lines
     python -m bench.realpath --help
 """
 
@@ -311,6 +314,8 @@ def _sim_argv(port: int, folder: Path) -> list[str]:
     return [
         sys.executable, "-m", "tui.sim", "--model-path", "moonshotai/Kimi-K2.5",
         "--tp-size", str(RANKS), "--port", str(port), "--time-scale", "0.02",
+        "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d/eagle3",
+        "--enable-metrics",
         "--pid-file", str(folder / "sim.pid"), "--state-file", str(folder / "gpus.json"),
     ]  # fmt: skip
 
@@ -389,8 +394,10 @@ def _until(done: object, timeout: float) -> bool:
     return False
 
 
-def measure_memory(terminal: Terminal, folder: Path, seconds: float) -> Figures:
-    """Lines as fast as the writer goes, for ``seconds``; RSS growth per line to 10 M lines."""
+def measure_memory(terminal: Terminal, folder: Path, seconds: float,
+                   lines: int | None = None) -> Figures:  # fmt: skip
+    """Lines as fast as the writer goes, for ``seconds`` (or until ``lines`` are written); the
+    RSS at the end, and its growth per line carried on to 10 M lines."""
     log = folder / "memory.log"
     log.write_bytes(up_to("ready"))
     app = terminal.start("app", _watch_argv("local", log, folder, None, free_port()),
@@ -401,19 +408,25 @@ def measure_memory(terminal: Terminal, folder: Path, seconds: float) -> Figures:
         start_rss = rss_mb(app)
         writer = Writer(log, -1)
         writer.start()
-        time.sleep(seconds)
+        started = time.monotonic()
+        if lines is None:
+            time.sleep(seconds)
+        while lines is not None and writer.written < lines:
+            time.sleep(0.5)
         writer.finish()
+        took = time.monotonic() - started
         marker = f"marker-memory-{os.getpid()}"
         with log.open("a") as handle:
             handle.write(f"[2026-01-01 12:00:00 TP0] {marker}\n")
-        terminal.wait_for("app", marker, timeout=120)
+        shown = terminal.wait_for("app", marker, timeout=max(120.0, took))
         time.sleep(2.0)
         end_rss = rss_mb(app)
         per_line = max(0.0, end_rss - start_rss) / max(1, writer.written)
         projected = start_rss + per_line * 10_000_000
         print(
-            f"  memory: {writer.written:,} lines, RSS {start_rss:.1f} -> {end_rss:.1f} MB; "
-            f"linear growth to 10 M lines would give {projected:.0f} MB (an extrapolation)"
+            f"  memory: {writer.written:,} lines in {took:.0f} s, RSS {start_rss:.1f} -> "
+            f"{end_rss:.1f} MB, last line shown: {shown}; linear growth to 10 M lines would "
+            f"give {projected:.0f} MB" + ("" if writer.written >= 10_000_000 else " (extrapolated)")
         )
         return Figures(f"memory {writer.written // 1000:,}k lines", 0.0, end_rss, None,
                        followed=False)  # fmt: skip
@@ -448,6 +461,8 @@ def main() -> int:
     parser.add_argument("--sources", nargs="*", default=list(SOURCES), choices=SOURCES)
     parser.add_argument("--views", nargs="*", default=list(VIEWS), choices=VIEWS)
     parser.add_argument("--show", action="store_true", help="print each pane as measured")
+    parser.add_argument("--memory-lines", type=int, default=None,
+                        help="memory case: lines to write (10000000: the target)")  # fmt: skip
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         print("tmux is not installed", file=sys.stderr)
@@ -475,7 +490,8 @@ def main() -> int:
             if "demo" in kinds:
                 rows.append(measure_demo(terminal, folder, max(window, 10.0)))
             if "memory" in kinds:
-                rows.append(measure_memory(terminal, folder, 5.0 if args.quick else 20.0))
+                seconds = 5.0 if args.quick else 20.0
+                rows.append(measure_memory(terminal, folder, seconds, args.memory_lines))
         print(HEADER)
         for row in rows:
             print(row.row())

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from tests.engine.engine_helpers import SERVING_START, fixed_clock
 from tui.engine.logs.line_scan import Scanner
 from tui.engine.logs.log_engine import LogEngine
+from tui.engine.logs.log_line import LogLine
 from tui.engine.logs.sanitize import cap_line, split_lines, suspect_chars
 from tui.engine.servers.sglang.sglang_shapes import (
     ACCESS,
@@ -56,20 +57,34 @@ TRICKY = [
 ]
 
 
-def _read(data: bytes, keep_lines: bool) -> tuple[list[Event], Snapshot]:
+def _read(
+    data: bytes, keep_lines: bool, slow: bool = False
+) -> tuple[list[Event], Snapshot, list[LogLine]]:
+    """Events, snapshot and kept lines; ``slow`` takes every line through the full grammar."""
     engine = LogEngine(clock=fixed_clock, keep_lines=keep_lines)
-    events = [*engine.feed(data).events, *engine.finish().events]
-    return events, engine.snapshot
+    if slow:
+        scanner: Scanner = engine._scanner
+
+        def each(lines: list[str], now: float, start: int = 0, stop: int | None = None) -> None:
+            scanner._scan_each(lines[start:stop], {}, now)
+
+        scanner.fast_allowed = lambda path=None: False  # type: ignore[method-assign]
+        scanner._fast_path = lambda: each  # type: ignore[method-assign]
+    fed, ended = engine.feed(data), engine.finish()
+    return [*fed.events, *ended.events], engine.snapshot, [*fed.lines, *ended.lines]
 
 
 def _assert_paths_agree(head: str, lines: list[str], picks: list[tuple[int, int]]) -> None:
-    """The log ``head`` then the picked lines (index, second) read the same fast and slow."""
+    """The log ``head`` then the picked lines (index, second) read the same fast and slow,
+    with and without a log view keeping the lines (which keep the same ranks and flags)."""
     body = "".join(lines[index].format(s=second) + "\n" for index, second in picks)
     data = (head + body).encode()
-    fast_events, fast_snapshot = _read(data, keep_lines=False)
-    slow_events, slow_snapshot = _read(data, keep_lines=True)
-    assert fast_events == slow_events
-    assert fast_snapshot == slow_snapshot
+    fast_events, fast_snapshot, _ = _read(data, keep_lines=False)
+    kept_events, kept_snapshot, kept = _read(data, keep_lines=True)
+    slow_events, slow_snapshot, slow_kept = _read(data, keep_lines=True, slow=True)
+    assert fast_events == slow_events == kept_events
+    assert fast_snapshot == slow_snapshot == kept_snapshot
+    assert kept == slow_kept
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)

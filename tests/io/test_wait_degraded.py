@@ -36,13 +36,15 @@ def sims(tmp_path: Path) -> Iterator[SimFactory]:
 
 
 def _wait(
-    server: TestServer, log: Path, port: int, *flags: str
+    server: TestServer, log: Path, port: int, *flags: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "tui", "wait", "--host", server.alias, "--ssh-config",
                str(server.ssh_config), "--log", str(log), "--port", str(port), "--engine",
                "sglang", "--json", "--timeout", "90s", *flags]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=150, cwd=REPO)
+    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        command, capture_output=True, text=True, env=environment, timeout=150, cwd=REPO
+    )
 
 
 def _verdicts(records: list[dict[str, Any]]) -> list[str]:
@@ -77,20 +79,40 @@ def test_wait_without_settle_ends_ready_as_before(ssh_server: TestServer, sims: 
     assert records[-1]["verdict"] == "READY"
 
 
+def test_wait_sends_the_api_key_a_keyed_server_wants(
+    ssh_server: TestServer, sims: SimFactory
+) -> None:
+    """The test generation is behind the key (SGLang guards every route but ``/health*`` and
+    ``/metrics``): with ``$OPENAI_API_KEY`` the wait ends READY, without it it cannot."""
+    sim = sims(["--tp", "2", "--time-scale", FAST, "--api-key", "s3cret"])
+    keyed = _wait(ssh_server, sim.log, sim.port, env={"OPENAI_API_KEY": "s3cret"})
+    assert keyed.returncode == EXIT_READY, keyed.stdout + keyed.stderr
+    bare = _wait(ssh_server, sim.log, sim.port, "--timeout", "8s", env={"OPENAI_API_KEY": ""})
+    assert bare.returncode != EXIT_READY, bare.stdout
+    records = [json.loads(line) for line in bare.stdout.splitlines()]
+    assert "READY" not in _verdicts(records)
+
+
 def _plan(tmp_path: Path, *argv: str) -> WaitPlan:
     config = tmp_path / "config.toml"
     config.write_text('[profiles.h200]\nlog = "/var/log/s.log"\nport = 30000\n'
-                      '[profiles.h200.serving]\nhealth_grace = "5s"\n')  # fmt: skip
+                      'api_key_env = "H200_KEY"\n'
+                      '[profiles.h200.serving]\nhealth_grace = "5s"\n'
+                      '[profiles.h200.monitor]\nhealth_interval = "2s"\n'
+                      'health_interval_serving = "30s"\n')  # fmt: skip
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     return wait_plan(parser.parse_args(["wait", "h200", "--config", str(config), *argv]))
 
 
 def test_the_grace_comes_from_the_profile_and_the_settle_from_the_command_line(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("H200_KEY", "k-h200")
+    assert _plan(tmp_path).api_key == "k-h200"  # the profile's api_key_env, as watch and bench
     plan = _plan(tmp_path, "--settle", "3s")
     assert (plan.health_grace, plan.settle) == (5.0, 3.0)
+    assert (plan.health_interval, plan.health_interval_serving) == (2.0, 30.0)
     assert _plan(tmp_path).settle == 0.5
     with pytest.raises(ValueError, match="--settle"):
         _plan(tmp_path, "--settle", "soon")

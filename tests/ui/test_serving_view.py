@@ -61,6 +61,8 @@ def _serving(
         if alarm:
             app.serving.post_message(MetricsRead(_report(20, (FLOOR,))))
         await pilot.pause(0.1)
+        app.flush()  # the frame that shows the later scrapes of a quiet READY screen
+        await pilot.pause(0.1)
 
     return run_before
 
@@ -83,6 +85,8 @@ def _per_rank(
             RankFigures((("TP", tp),), 150.0 + tp, 4 + tp % 2, tp % 3, 0.1 * tp) for tp in range(8)
         )
         app.serving.post_message(MetricsRead(_report(1, ranks=ranks)))
+        await pilot.pause(0.1)
+        app.flush()  # the rank panels take their share with the app's repaint
         await pilot.pause(0.1)
 
     return run_before

@@ -218,6 +218,12 @@ class WaitPlan:
     """Seconds the server must have been READY (or DEGRADED since) before the wait ends."""
     health_grace: float = DEFAULT_HEALTH_GRACE
     """Seconds a READY server's port may fail (DEGRADED) before the verdict is FAILED."""
+    health_interval: float = 1.0
+    """The profile's ``[monitor]`` pace of ``/health`` while the server is not READY ..."""
+    health_interval_serving: float = 10.0
+    """... and once it is READY."""
+    api_key: str | None = None
+    """Sent as a bearer token with each poll, as ``watch`` does."""
 
     @property
     def nodes(self) -> tuple[NodeTarget, ...]:
@@ -232,6 +238,7 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
     profile = Profile() if ad_hoc else config.profile(args.profile)
     engine = args.engine or profile.engine
     from tui.commands.wait_slurm import slurm_target
+    from tui.io.bench.bench_workload import api_key_of
 
     slurm = slurm_target(args, profile)
     nodes = node_targets(args.local, hosts, logs, profile) if slurm is None else ()
@@ -265,6 +272,9 @@ def wait_plan(args: argparse.Namespace) -> WaitPlan:
         detect_port=detect_port,
         settle=settle,
         health_grace=profile.serving.health_grace,
+        health_interval=profile.monitor.health_interval,
+        health_interval_serving=profile.monitor.health_interval_serving,
+        api_key=api_key_of(None, None if ad_hoc else profile),
     )  # fmt: skip
 
 

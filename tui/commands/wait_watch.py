@@ -139,7 +139,13 @@ class Watcher:
             self.start_poll = spawn
 
     async def poll(self, session: HostSession, port: int) -> None:
-        options = HealthOptions(engine=self.plan.engine)
+        plan = self.plan
+        options = HealthOptions(
+            interval=plan.health_interval,
+            serving_interval=plan.health_interval_serving,
+            engine=plan.engine,
+            api_key=plan.api_key,
+        )
         url = lambda: session.forward(port, self.plan.health_host)  # noqa: E731
         async for change in HealthPoller(url, options).changes():
             self.health = change

@@ -52,15 +52,20 @@ class LogBook:
         self._monitor: deque[bool] = deque(maxlen=capacity)
         self.total = 0
 
-    def extend(self, lines: Iterable[LogLine]) -> None:
+    def extend(self, lines: Iterable[LogLine]) -> bool:
         """Keep ``lines``; their text passes ``printable`` once more, the last line of defence
-        at the widget boundary (Textual's ``Log`` passes ESC to the terminal as is)."""
+        at the widget boundary (Textual's ``Log`` passes ESC to the terminal as is). True when
+        one of them is not the monitor's own traffic (which the log view hides)."""
+        shown = False
         for line in lines:
+            monitor = is_monitor_line(line.text)
             self._texts.append(printable(line.text))
             self._ranks.append(line.rank)
             self._problems.append(line.problem)
-            self._monitor.append(is_monitor_line(line.text))
+            self._monitor.append(monitor)
             self.total += 1
+            shown = shown or not monitor
+        return shown
 
     @property
     def dropped(self) -> int:

@@ -45,7 +45,7 @@ from tui.app.monitor.view_model import (
 )
 from tui.app.screens.help_screen import HelpScreen, key_rows
 from tui.app.screens.log_view import LogScreen
-from tui.app.screens.main_screen import MainScreen
+from tui.app.screens.main_screen import PANEL_CLOCK_STEP, MainScreen, clock_step, counts_seconds
 from tui.app.serving.serving_panel import ServingPanel
 from tui.app.widgets.failure_panel import failure_report
 from tui.app.widgets.gpu_widgets import GpuTelemetryUpdated
@@ -62,6 +62,11 @@ BUSY_FLUSH_SECONDS = 0.25
 """Least time between two repaints while changes keep coming (a log flood): the screen then
 shows the latest state four times a second instead of ten."""
 CLOCK_SECONDS = 1.0
+FRAME_SECONDS = PANEL_CLOCK_STEP / 2
+"""While the server is READY, readings on a timer (GPUs every 2 s, ``/metrics`` every 2 s) are
+shown at the next multiple of this on the monotonic clock, together with the panels' stepped
+clocks: a quiet serving screen repaints at most this often. Log lines, verdicts, alarms and keys
+show at once."""
 
 
 class MonitorApp(App[int]):
@@ -128,6 +133,10 @@ class MonitorApp(App[int]):
         self.bench.serving_during = self.serving.state.during
         self.last_view: MonitorView | None = None
         self._flush_timer: Timer | None = None
+        self._flush_at = 0.0
+        self._flushed_step = -1
+        self._seconds_shown = True
+        """The last view has a clock that counts seconds (the panels' short stages)."""
         self._flushed_at = 0.0
         self._gpu_workers: dict[GpuFeed, Worker[None]] = {}
         self._serving = False
@@ -149,6 +158,7 @@ class MonitorApp(App[int]):
         if self._user_keys:
             self.set_keymap(self._user_keys)
         self.state.on_change = self._arm_flush
+        self.serving.on_change = self.state.touch
         self._arm_flush()
         self.set_interval(CLOCK_SECONDS, self._tick)
         self.run_worker(self.ingest.run(), group="ingest", exit_on_error=False)
@@ -242,22 +252,47 @@ class MonitorApp(App[int]):
 
     def _tick(self) -> None:
         """The clock moved: repaint now when no repaint is due, so that an idle app wakes once a
-        second rather than twice; else the flush already armed (or the flood's pace) shows it."""
+        second rather than twice; else the flush already armed (or the flood's pace) shows it.
+        A READY server's screen has no clock that counts seconds (its panels step every
+        ``PANEL_CLOCK_STEP``), so then the tick repaints only when that step turns."""
+        log_open = any(isinstance(screen, LogScreen) for screen in self.screen_stack[-1:])
+        quiet = self._serving and not self._seconds_shown and not log_open
+        if quiet and not self._clock_stepped():
+            return
         if self._flush_timer is None and self._flush_seconds_since() >= BUSY_FLUSH_SECONDS:
             self.state.age()
             self._flush_due()
         else:
             self.state.touch()
 
+    def _clock_stepped(self) -> bool:
+        """The panels' stepped clocks show another value than at the last repaint."""
+        return clock_step(self.state.clock()) != self._flushed_step
+
     def _flush_seconds_since(self) -> float:
         return time.monotonic() - self._flushed_at
 
-    def _arm_flush(self) -> None:
+    def _arm_flush(self, lazy: bool = False) -> None:
         """The one flush timer: armed by the first change, so an idle app never wakes for it;
-        soon after a quiet spell, at a slower pace while changes keep coming."""
-        if self._flush_timer is None:
-            delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - self._flush_seconds_since())
-            self._flush_timer = self.set_timer(delay, self._flush_due)
+        soon after a quiet spell, at a slower pace while changes keep coming. While the server
+        is READY a ``lazy`` change (a reading on a timer) waits for the next frame boundary,
+        so the GPU readings, the scrape and the stepped clocks share one repaint."""
+        now = time.monotonic()
+        delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - (now - self._flushed_at))
+        if lazy and self._serving:
+            delay = max(delay, FRAME_SECONDS - now % FRAME_SECONDS)
+        due = now + delay
+        if self._flush_timer is not None and self._flush_at <= due:
+            return
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        self._flush_at = due
+        self._flush_timer = self.set_timer(delay, self._flush_due)
+
+    @property
+    def flush_due_at(self) -> float | None:
+        """When the armed repaint runs (``time.monotonic``), None when none is armed."""
+        return self._flush_at if self._flush_timer is not None else None
 
     def _flush_due(self) -> None:
         self._flush_timer = None
@@ -275,6 +310,8 @@ class MonitorApp(App[int]):
         if self.state.dirty:
             view = self.state.view()
             self.last_view = view
+            self._flushed_step = clock_step(view.now)
+            self._seconds_shown = counts_seconds(view)
             self.serving.verdict_seen(view)  # first: the rank panels show what it keeps
             main = self._main()
             if main is not None and main.is_current and main.composed:

@@ -40,7 +40,7 @@ from tui.engine.timing.spread import Spread
 Planner = Callable[[Snapshot], Expectations]
 
 
-def _nothing() -> None:
+def _nothing(lazy: bool = False) -> None:
     return None
 
 
@@ -88,17 +88,20 @@ class MonitorState:
         self._job_lines: tuple[int, tuple[str, ...]] | None = None
         self.received = False
         self._dirty = True
-        self.on_change: Callable[[], None] = _nothing
+        self.on_change: Callable[[bool], None] = _nothing
+        """Told of each change; ``True`` for a reading on a timer (GPUs, ``/metrics``) that may
+        wait for the next frame of a quiet serving screen."""
 
     @property
     def dirty(self) -> bool:
         """Something changed since the last ``view``."""
         return self._dirty
 
-    def touch(self) -> None:
-        """Note a change (the clock moved, data arrived) and tell whoever repaints."""
+    def touch(self, lazy: bool = False) -> None:
+        """Note a change (the clock moved, data arrived) and tell whoever repaints; ``lazy``
+        for a periodic reading that can be shown with the next one."""
         self._dirty = True
-        self.on_change()
+        self.on_change(lazy)
 
     def age(self) -> None:
         """Note that the clock moved, for a caller that repaints at once (nobody is told)."""
@@ -106,12 +109,12 @@ class MonitorState:
 
     def feed(self, data: bytes, node: int = 0) -> None:
         """Hand a chunk of node ``node``'s log to the engine; keep its lines for the log view."""
-        self.log.extend(self._reader(node).feed(data))
+        shown = self.log.extend(self._reader(node).feed(data))
         if not self.received:
             self.received = True
             started = self.link.snapshot.started_at
             self.started_at = started if started is not None else self.started_at
-        self.touch()
+        self.touch(lazy=not shown)  # the monitor's own access lines can wait for the frame
 
     def finish(self, node: int = 0) -> None:
         """The stream ended: flush the engine's partial last line."""
@@ -184,7 +187,7 @@ class MonitorState:
         """Keep the latest GPU telemetry of the host running ``nodes`` (with the reason when
         there is none)."""
         self.gpu_hosts[nodes] = snapshot
-        self.touch()
+        self.touch(lazy=True)
 
     @property
     def gpus(self) -> dict[int, GpuSnapshot]:

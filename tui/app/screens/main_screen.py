@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
@@ -13,7 +12,6 @@ from textual.widgets import Footer
 from tui.app.bench.bench_pane import BenchPane
 from tui.app.launch.kernel_log_check import KernelLogCheck
 from tui.app.monitor.view_model import MonitorView
-from tui.app.serving.serving_messages import MetricsRead
 from tui.app.serving.serving_panel import ServingPanel
 from tui.app.serving.serving_state import ServingState
 from tui.app.widgets.failure_panel import FailurePanel
@@ -33,6 +31,29 @@ more. They all step together, aligned to the clock, so a quiet screen repaints i
 few seconds rather than every second (the header's timer still counts seconds); a stage that
 usually lasts less counts in seconds."""
 FINE_CLOCK_BELOW = 60.0
+
+
+def clock_step(now: float) -> int:
+    """Which step of the panels' stepped clocks ``now`` falls in."""
+    return int(now // PANEL_CLOCK_STEP)
+
+
+def _usual(view: MonitorView, rank: RankState, ended: bool) -> float | None:
+    """How long the rank's stage usually lasts (None once it is over: in service, failed or
+    ended), which sets whether its clock counts seconds."""
+    if ended or rank.failed or rank.stage.order >= Stage.READY.order:
+        return None
+    return usual_for(view.plan, rank.stage, rank.draft).median
+
+
+def counts_seconds(view: MonitorView) -> bool:
+    """Some rank panel's clock counts every second (a short stage still running)."""
+    ended = view.snapshot.stopped or view.snapshot.failure is not None
+    for rank in startup_ranks(view.snapshot):
+        usual = _usual(view, rank, ended)
+        if usual is not None and usual < FINE_CLOCK_BELOW:
+            return True
+    return False
 
 
 def rank_cards(view: MonitorView, serving: ServingState | None = None) -> list[RankCard]:
@@ -58,7 +79,7 @@ def rank_cards(view: MonitorView, serving: ServingState | None = None) -> list[R
     for rank in shown:
         in_service = rank.stage.order >= Stage.READY.order
         frozen = ended or rank.failed or in_service
-        usual = None if frozen else usual_for(view.plan, rank.stage, rank.draft).median
+        usual = _usual(view, rank, ended)
         fine = usual is not None and usual < FINE_CLOCK_BELOW
         running = view.now if fine else stepped
         end = last_word if ended else rank.last_seen_at if rank.failed else running
@@ -159,13 +180,6 @@ class MainScreen(Screen[None]):
     def _show_ranks(self, view: MonitorView) -> None:
         serving = self._serving.state if self._serving is not None else None
         self._grid.show(rank_cards(view, serving), view.snapshot.nodes, view.now)
-
-    @on(MetricsRead)
-    def _metrics_read(self) -> None:
-        """A scrape changed the figures the rank panels show (the serving panel took it
-        first)."""
-        if self._view is not None:
-            self._show_ranks(self._view)
 
     def focused_rank(self) -> str | None:
         focused = self.focused

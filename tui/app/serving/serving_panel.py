@@ -30,6 +30,8 @@ from tui.io.metrics.metrics_scrape import MetricsScraped
 from tui.io.metrics.metrics_setup import MetricsSetup
 
 AlarmSink = Callable[[ServingAlarm], None]
+ChangeSink = Callable[[bool], None]
+"""Told that the figures changed; ``True`` when showing them may wait for the next frame."""
 
 
 class ServingLine(ContentLine):
@@ -65,6 +67,10 @@ class ServingPanel(Vertical):
         self.on_alarm = on_alarm
         self.state = ServingState()
         self.worker: Worker[None] | None = None
+        self.on_change: ChangeSink | None = None
+        """Who repaints: told of each scrape, which is then drawn by the next
+        :meth:`verdict_seen` (None: drawn at once)."""
+        self._pending = False
         self._decode = DecodeSummary()
         self._figures = ServingLine(id="serving-figures")
         self._status = ServingLine(id="serving-status")
@@ -82,7 +88,7 @@ class ServingPanel(Vertical):
             self.start()
         else:
             self.stop()
-        if self.state.absent:
+        if self.state.absent or self._pending:
             self._redraw()
 
     def start(self) -> None:
@@ -109,18 +115,30 @@ class ServingPanel(Vertical):
 
     @on(MetricsRead)
     def _read(self, message: MetricsRead) -> None:
+        first = self.state.figures is None
         self.state.read(message.report)
         if self.on_alarm is not None:
             for alarm in message.report.started:
                 self.on_alarm(alarm)
-        self._redraw()
+        self._changed(urgent=first or bool(message.report.started))
 
     @on(MetricsMissed)
     def _missed(self, message: MetricsMissed) -> None:
         self.state.missed(message.report)
-        self._redraw()
+        self._changed(urgent=True)
+
+    def _changed(self, urgent: bool) -> None:
+        """Draw the new figures with the next repaint; the first figures, an alarm and a
+        scrape that failed at once, later ones with the next frame of a quiet screen."""
+        if urgent or self.on_change is None:
+            self._redraw()
+        else:
+            self._pending = True
+        if self.on_change is not None:
+            self.on_change(not urgent)  # the rank panels show their share with the repaint
 
     def _redraw(self) -> None:
+        self._pending = False
         state = self.state
         self.set_class(state.figures is not None or state.missing is not None, "-shown")
         if self._figures.display != (state.figures is not None):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import islice
 
 from tui.engine.logs.bulk_read import BulkReader
@@ -80,6 +80,8 @@ class Scanner:
         self._runs = 0
         self._redraw_rank: str | None = None
         self._bulk = BulkReader(self)
+        self._owners: list[str | None] = []
+        """The owner of each line of the last fast-path run (for the kept lines)."""
         self._path = _fast_path_of(grammar.engine)
         """The fast path of the log's engine, asked of its dialect once the engine is known."""
 
@@ -91,9 +93,6 @@ class Scanner:
         Lines that were redrawn with ``\\r`` (their segments in ``redrawn``) go one by one;
         the runs of ordinary lines between them take the per-line fast path.
         """
-        if self.kept is not None:
-            self._scan_each(lines, redrawn, now)
-            return
         start = 0
         for index in sorted(redrawn):
             if index > start:
@@ -128,7 +127,7 @@ class Scanner:
 
     def scan_one(self, line: str, now: float, redrawn: bool) -> None:
         """One complete line (the end of a line carried over from earlier chunks)."""
-        if not redrawn and self.kept is None:
+        if not redrawn:
             self._fast_path()([line], now, 0, None)
             return
         number = self.model.lines + 1
@@ -169,6 +168,23 @@ class Scanner:
         event, and only the owner of each line is noted. Anything else goes through ``line``,
         which gives the same result the slow way.
         """
+        kept, self.kept = self.kept, None  # kept below, in order, with every line's owner
+        try:
+            self._fast_lines(lines, now, start, stop)
+        finally:
+            self.kept = kept
+        if kept is not None:
+            kept.extend(self._kept_lines(lines, start, stop))
+
+    def _kept_lines(self, lines: list[str], start: int, stop: int | None) -> Iterator[LogLine]:
+        """The log view's lines of a fast-path run, as the slow path keeps them: each with
+        the rank the run's ``owners`` named and whether it looks bad."""
+        owners = self._owners
+        for owner, line in zip(owners, islice(lines, start, stop), strict=True):
+            yield LogLine(owner, line, looks_bad(line))
+
+    def _fast_lines(self, lines: list[str], now: float, start: int, stop: int | None) -> None:
+        """``scan_fast``'s loop (with no log view to keep lines for)."""
         model = self.model
         self.check_run()
         stop = len(lines) if stop is None else stop
@@ -220,6 +236,7 @@ class Scanner:
         self.stamp = stamp
         model.lines = base + len(owners)
         model.requests += requests
+        self._owners = owners
         self._absorb(lines, start, owners, cut, now)
 
     def fast_allowed(self, path: FastPath = _SHAPES) -> bool:
@@ -246,6 +263,16 @@ class Scanner:
         first in each ten log seconds still produces its event. Anything else goes through
         ``line``, which gives the same result the slow way.
         """
+        kept, self.kept = self.kept, None
+        try:
+            self._vllm_lines(lines, now, start, stop)
+        finally:
+            self.kept = kept
+        if kept is not None:
+            kept.extend(self._kept_lines(lines, start, stop))
+
+    def _vllm_lines(self, lines: list[str], now: float, start: int, stop: int | None) -> None:
+        """``scan_vllm``'s loop (with no log view to keep lines for)."""
         model = self.model
         self.check_run()
         stop = len(lines) if stop is None else stop
@@ -282,6 +309,7 @@ class Scanner:
             fast = self.vllm_fast_allowed()
         model.lines = base + len(owners)
         model.requests += requests
+        self._owners = owners
         self._absorb(lines, start, owners, cut, now)
 
     def vllm_fast_allowed(self) -> bool:

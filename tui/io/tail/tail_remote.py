@@ -16,7 +16,9 @@ of a hostile file can break the framing.
   old inode after a rename, or the copy left by copy-truncate rotation.
 - :data:`READ_RANGE` prints a byte range of a file.
 
-The host needs a POSIX shell and GNU coreutils (``stat -c``, ``tail --pid``) and ``find``.
+Each description reads its byte ranges with ``od -j -N`` (a seek, not a read of the skipped
+bytes), five short processes a check. The host needs a POSIX shell and GNU coreutils
+(``stat -c``, ``tail --pid``, ``od``) and ``find``.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ describe() {
   t=-
   if [ -L "$1" ]; then t=$(readlink -f -- "$1" | od -An -v -tx1 | tr -d ' \n'); fi
   echo "$$ $s ${t:--}"
-  head -c "$2" -- "$1" | od -An -v -tx1 | tr -d ' \n'; echo
-  tail -c +"$(($3 + 1))" -- "$1" | head -c "$4" | od -An -v -tx1 | tr -d ' \n'; echo
+  od -An -v -tx1 -N "$2" -- "$1" 2>/dev/null | tr -d ' \n'; echo
+  od -An -v -tx1 -j "$3" -N "$4" -- "$1" 2>/dev/null | tr -d ' \n'; echo
 }
 """
 
