@@ -194,11 +194,13 @@ class Terminal:
 
 
 def _alive(pid: int) -> bool:
+    """The process runs: it exists and has not exited (a zombie its parent, the tmux server,
+    has not reaped yet has exited)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    return True
+    return stat[stat.rindex(")") + 2 :][:1] != "Z"
 
 
 # --- cases ----------------------------------------------------------------------------------
