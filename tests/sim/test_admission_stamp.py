@@ -101,3 +101,14 @@ def test_a_stamp_that_is_not_a_wall_clock_second_is_ignored(stamp: object) -> No
     reader = StreamReader("completions")
     reader.feed({"choices": [{"text": "hi "}], ADMITTED_FIELD: stamp})
     assert reader.admitted_at is None
+
+
+def test_an_answer_that_does_not_stream_carries_its_admission_too(sim: Sim) -> None:
+    body = {"model": "default", "prompt": "hello world", "max_tokens": 4, "stream": False}
+    before = time.time()
+    with httpx.Client(base_url=sim.url, timeout=30) as http:
+        response = http.post("/v1/completions", json=body)
+    after = time.time()
+    assert response.status_code == 200, response.text
+    stamp = response.json()[ADMITTED_FIELD]
+    assert before <= stamp <= after - TTFT_MS / 1000
