@@ -6,6 +6,10 @@ chunk when ``stream_options.include_usage`` is set, then ``data: [DONE]``; with
 it. ``max_tokens`` (or ``max_completion_tokens``), ``ignore_eos`` and ``min_tokens`` are
 honoured: without ``ignore_eos`` a request ends at the simulated end-of-sequence
 (``--answer-len``) with ``finish_reason`` ``stop``, never before ``min_tokens``.
+
+The chunk that carries ``finish_reason`` (and a response that does not stream) adds a top-level
+``sim_admitted_at`` (ours; neither engine sends it): the wall-clock second the request was
+admitted and its TTFT clock started.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from tui.sim.http_common import (
     sse,
     state_of,
 )
-from tui.sim.tokens import DecodeStep, GenRequest, token_text
+from tui.sim.tokens import ADMITTED_FIELD, DecodeStep, GenRequest, token_text
 
 CHAT_DEFAULT_MAX_TOKENS = 128
 COMPLETION_DEFAULT_MAX_TOKENS = 16
@@ -188,6 +192,8 @@ async def _events(
         event = _envelope(state, call, [_choice(call, text, finish, first)], True)
         if call.include_usage and call.continuous_usage:
             event["usage"] = _usage(req, completion)
+        if chunk.finished:
+            _stamp(event, req)
         yield sse(event)
         first = False
     if call.include_usage:
@@ -209,7 +215,14 @@ async def _complete(
     text = "".join(token_text(token) for token in ids)
     body = _envelope(state, call, [_choice(call, text, finish, True)], False)
     body["usage"] = _usage(req, completion)
+    _stamp(body, req)
     return body
+
+
+def _stamp(body: dict[str, Any], req: GenRequest) -> None:
+    """Add when the request was admitted, if it was."""
+    if req.admitted_at is not None:
+        body[ADMITTED_FIELD] = req.admitted_at
 
 
 async def tokenize(request: Request) -> Response:

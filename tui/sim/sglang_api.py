@@ -1,4 +1,8 @@
-"""SGLang's native HTTP routes: health, model and server info, ``/generate``, ``/metrics``."""
+"""SGLang's native HTTP routes: health, model and server info, ``/generate``, ``/metrics``.
+
+``/generate``'s last chunk adds ``meta_info.sim_admitted_at`` (ours; SGLang never sends it): the
+wall-clock second the request was admitted and its TTFT clock started.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from tui.sim.http_common import (
 )
 from tui.sim.metrics import CONTENT_TYPE, sglang_metrics
 from tui.sim.serverargs import sglang_server_args
-from tui.sim.tokens import DecodeStep, GenRequest, token_text
+from tui.sim.tokens import ADMITTED_FIELD, DecodeStep, GenRequest, token_text
 
 WARMUP_FAILURE = (
     "Internal server error: CUDA error: an illegal memory access was encountered\n"
@@ -268,6 +272,8 @@ def meta_info(
             info["spec_num_proposed_drafts"] = chunk.verify_ct * (cfg.max_accept - 1)
     if done:
         info["e2e_latency"] = elapsed
+    if done and req.admitted_at is not None:
+        info[ADMITTED_FIELD] = req.admitted_at
     return info
 
 

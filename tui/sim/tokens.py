@@ -5,14 +5,21 @@ token ``--ttft-ms`` after admission, then verify steps: each yields a seeded num
 averaging ``--accept-len`` (exactly 1 without speculative decoding), and the step that brings
 the total to ``m`` tokens lands at ``first + (m - 1) / decode_tok_s``. Deadlines are absolute,
 so a late wake-up never slows the request down. A token is one filler word and a space.
+
+The wall-clock instant of admission is kept on the request (``admitted_at``) and sent back with
+its last chunk under ``ADMITTED_FIELD``, a name neither engine uses, so a client on the same
+host can tell the time before the TTFT clock started from the simulated TTFT itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+
+ADMITTED_FIELD = "sim_admitted_at"
 
 WORDS: tuple[str, ...] = (
     "the",
@@ -136,6 +143,8 @@ class GenRequest:
     first_token_id: int = 0
     requested: int | None = None
     """The ``max_tokens`` asked for when the answer's end-of-sequence comes sooner."""
+    admitted_at: float | None = None
+    """Wall-clock time (``time.time()``) the request got its slot and its TTFT clock started."""
 
     @property
     def finish_reason(self) -> str:
@@ -216,6 +225,7 @@ class TokenEngine:
     async def _run(self, req: GenRequest) -> AsyncIterator[DecodeStep]:
         loop = asyncio.get_running_loop()
         admitted = loop.time()
+        req.admitted_at = time.time()
         first_at = admitted + self.pacing.ttft_s + req.extra_first_token_s
         if not await self._wait_until(first_at):
             yield DecodeStep((), 0, 0, True, aborted=True)

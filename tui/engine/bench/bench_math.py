@@ -55,6 +55,21 @@ class RequestRecord:
     error: str = ""
     server_latency: float | None = None
     """The server's own end-to-end time for the request (SGLang ``meta_info.e2e_latency``)."""
+    sent_wall: float | None = None
+    """``time.time()`` when the request was sent (``sent_at`` on the wall clock)."""
+    admitted_at: float | None = None
+    """``time.time()`` when the server admitted it, where it says so (the simulator does)."""
+
+    @property
+    def admission_delay(self) -> float | None:
+        """Seconds from sending to the server's admission; None when it sent no stamp.
+
+        Ours, a name neither tool uses: the part of the TTFT before the server's own clock
+        started (sending, transport, HTTP handling, the wait behind a burst's other requests).
+        """
+        if self.admitted_at is None or self.sent_wall is None:
+            return None
+        return self.admitted_at - self.sent_wall
 
     @property
     def client_tokens(self) -> int:

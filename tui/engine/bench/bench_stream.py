@@ -8,6 +8,9 @@ turns each object into the number of new tokens it carried and keeps the server'
 - OpenAI-style ``/v1/completions`` and ``/v1/chat/completions``: a chunk with text counts as its
   usage difference when the server streams usage with every chunk, else as one token; the last
   chunk's ``usage`` gives the server's totals.
+- The simulator's admission stamp, ``sim_admitted_at`` (``meta_info`` on ``/generate``, top
+  level on the OpenAI routes): the wall-clock second its TTFT clock started. Ours, a name
+  neither engine uses; real servers never send it, so it stays None.
 
 Payloads are untrusted: any shape that is not the expected one is ignored or reported as an
 error string, never raised.
@@ -15,8 +18,11 @@ error string, never raised.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
+
+ADMITTED_FIELD = "sim_admitted_at"
 
 ENDPOINT_PATHS = {
     "generate": "/generate",
@@ -74,6 +80,15 @@ def _count(value: object) -> int | None:
     return None
 
 
+def _instant(value: object) -> float | None:
+    """A wall-clock second (a positive finite number), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number > 0:
+            return number
+    return None
+
+
 class StreamReader:
     """Token accounting for one streamed response."""
 
@@ -84,6 +99,7 @@ class StreamReader:
         self.prompt_tokens: int | None = None
         self.spec_verify_ct: int | None = None
         self.server_latency: float | None = None
+        self.admitted_at: float | None = None
         self.error: str | None = None
         self._seen = 0
 
@@ -103,6 +119,7 @@ class StreamReader:
         latency = _dig(meta, "e2e_latency")
         if isinstance(latency, int | float) and not isinstance(latency, bool) and latency >= 0:
             self.server_latency = float(latency)
+        self.admitted_at = _instant(_dig(meta, ADMITTED_FIELD)) or self.admitted_at
         total = _count(_dig(meta, "completion_tokens"))
         if total is None:
             return 1 if _dig(event, "text") else 0
@@ -111,6 +128,7 @@ class StreamReader:
         return new
 
     def _openai(self, event: object) -> int:
+        self.admitted_at = _instant(_dig(event, ADMITTED_FIELD)) or self.admitted_at
         usage = _dig(event, "usage")
         total = _count(_dig(usage, "completion_tokens"))
         self.prompt_tokens = _count(_dig(usage, "prompt_tokens")) or self.prompt_tokens

@@ -7,6 +7,8 @@ capped by ``max_concurrency``. The run starts with its warm-up requests, full le
 level runs ``trials`` times; its result pools the trials' requests (percentiles within them) and
 keeps each trial's figures for the confidence intervals. Every chunk
 is stamped with ``time.perf_counter`` as its line arrives; JSON is decoded once per line. The
+send is also stamped on the wall clock, so that where the server reports when it admitted the
+request (the simulator's ``sim_admitted_at``) the record holds the admission delay. The
 arithmetic lives in ``tui.engine.bench.bench_math``; this module only measures.
 
 Before each level, after its warm-up, ``concurrency`` no-op requests (``GET /v1/models``) go out
@@ -390,7 +392,7 @@ class BenchClient:
         body = request_body(endpoint, prompt, length, self.workload.ignore_eos, self.model)
         reader = StreamReader(endpoint)
         chunks: list[TokenChunk] = []
-        sent_at = time.perf_counter()
+        sent_wall, sent_at = time.time(), time.perf_counter()
         try:
             error = await self._stream(ENDPOINT_PATHS[endpoint], body, reader, chunks, length)
         except (httpx.HTTPError, OSError) as exc:
@@ -405,6 +407,8 @@ class BenchClient:
             spec_verify_ct=reader.spec_verify_ct,
             error=error or clean(reader.error or ""),
             server_latency=reader.server_latency,
+            sent_wall=sent_wall,
+            admitted_at=reader.admitted_at,
         )
 
     async def _stream(
