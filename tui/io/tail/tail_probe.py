@@ -2,14 +2,22 @@
 
 Each check asks for the file's identity, size, first bytes and the bytes before the offset
 (see :data:`~tui.io.tail.tail_remote.PROBE_LOOP`). The shell is started once per connection, so a
-check costs a few forks on the host rather than a login.
+check costs a few forks on the host rather than a login; a check of a file that nobody wrote
+since the last one (same device, inode, size and modification time) costs one ``stat``, and its
+answer is the last report.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from tui.io.tail.tail_remote import FileReport, ReportError, parse_report, probe_loop_argv
+from tui.io.tail.tail_remote import (
+    NO_KEY,
+    FileReport,
+    ReportError,
+    parse_report,
+    probe_loop_argv,
+)
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import CommandStream, CommandTimedOut, LinkLost, Transport
 
@@ -23,28 +31,46 @@ class Prober:
         self._timeout = timeout
         self._stream: CommandStream | None = None
         self._buffer = b""
+        self._last: tuple[str, str, FileReport] | None = None
+        """The last full answer: the request it answered, the file's quick key then, the report."""
 
     async def ask(self, head: int, window_start: int, window: int) -> FileReport | None:
-        """The file's report, or None when it does not exist."""
+        """The file's report, or None when it does not exist (the last report again when the
+        checker says the file has not changed since it was made)."""
         if self._stream is None:
             self._stream = await self._transport.open_stream(
                 probe_loop_argv(self._path), stdin=True
             )
-        await self._stream.write(f"{head} {window_start} {window}\n".encode())
+        request = f"{head} {window_start} {window}"
+        last = self._last
+        key = last[1] if last is not None and last[0] == request else NO_KEY
+        await self._stream.write(f"{request} {key}\n".encode())
         try:
-            first = await within(self._line(), self._timeout)
-            if first.strip() == b"missing":
+            first = (await within(self._line(), self._timeout)).strip()
+            if first == b"missing":
+                self._last = None
                 return None
-            rest = [await within(self._line(), self._timeout) for _ in range(2)]
+            if first == b"same":
+                if last is None or key == NO_KEY:
+                    await self.close()
+                    raise ReportError("the file checker said 'same' to a first question")
+                return last[2]
+            header = await within(self._line(), self._timeout)
+            if header.strip() == b"missing":  # removed between the quick look and the rest
+                self._last = None
+                return None
+            lines = [header, *[await within(self._line(), self._timeout) for _ in range(2)]]
         except asyncio.TimeoutError:
             await self.close()
             why = f"no answer about {self._path} within {self._timeout} s"
             raise CommandTimedOut(why) from None
         try:
-            return parse_report([first, *rest])
+            report = parse_report(lines)
         except ReportError:
             await self.close()
             raise
+        self._last = (request, first.decode("ascii", "replace"), report)
+        return report
 
     async def _line(self) -> bytes:
         assert self._stream is not None
@@ -59,5 +85,6 @@ class Prober:
     async def close(self) -> None:
         stream, self._stream = self._stream, None
         self._buffer = b""
+        self._last = None
         if stream is not None:
             await stream.close()

@@ -17,7 +17,7 @@ from tui.io.tail.tail_remote import (
     ReportError,
     locate_argv,
     parse_locate,
-    parse_report,
+    parse_probe_answer,
     probe_loop_argv,
     read_range_argv,
 )
@@ -211,6 +211,6 @@ async def describe_file(
             probe_loop_argv(name), stdin=f"{len(state.head)} {start} {window}\n".encode(),
             timeout=options.command_timeout,
         )  # fmt: skip
-        return parse_report(result.stdout.split(b"\n")[:3])
+        return parse_probe_answer(result.stdout)
     except (TransportError, ReportError):
         return None
