@@ -17,8 +17,9 @@ of a hostile file can break the framing.
 - :data:`READ_RANGE` prints a byte range of a file.
 
 Each description reads its byte ranges with ``od -j -N`` (a seek, not a read of the skipped
-bytes), five short processes; a check of a file whose quick key has not changed is one ``stat``. The host needs a POSIX shell and GNU coreutils
-(``stat -c``, ``tail --pid``, ``od``) and ``find``.
+bytes), five short processes; a check of a file whose quick key has not changed is one
+``stat``. The host needs a POSIX shell and GNU coreutils (``stat -c``, ``tail --pid``, ``od``)
+and ``find``.
 """
 
 from __future__ import annotations
