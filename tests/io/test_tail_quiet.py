@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.io.helpers import Collected, eventually
+from tui.engine.servers.monitor_traffic import monitor_path
 from tui.io.tail import tail_probe
 from tui.io.tail.log_tail import LogTail, TailOptions
 from tui.io.transport.local import LocalTransport
@@ -45,6 +46,47 @@ async def test_checks_slow_down_on_a_quiet_log_and_resume_with_its_bytes(
         with log.open("ab") as handle:
             handle.write(LINE)
         await eventually(lambda: got.current == LINE * 2, state=got)
+        await eventually(lambda: len(asks) >= 6, state=got)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_the_monitors_own_access_lines_leave_the_log_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A serving engine logs every scrape and health poll of the monitor; those lines alone do
+    not bring the usual pace back (a line of the server's own does)."""
+    asks: list[int] = []
+    ask = tail_probe.Prober.ask
+
+    async def counted(self: tail_probe.Prober, *args: int) -> object:
+        asks.append(1)
+        return await ask(self, *args)
+
+    monkeypatch.setattr(tail_probe.Prober, "ask", counted)
+    log = tmp_path / "server.log"
+    log.write_bytes(LINE)
+    options = TailOptions(probe_interval=0.05, quiet_checks=3, quiet_probe_factor=1000.0)
+    got = Collected()
+    own = f'INFO:     127.0.0.1:5 - "GET {monitor_path("/metrics")} HTTP/1.1" 200 OK\n'.encode()
+
+    async def consume() -> None:
+        async for item in LogTail(str(log), options=options).follow(LocalTransport()):
+            got.add(item)
+
+    task = asyncio.create_task(consume())
+    try:
+        await eventually(lambda: len(asks) >= 3, state=got)
+        for count in range(1, 6):
+            with log.open("ab") as handle:
+                handle.write(own)
+            await eventually(lambda n=count: got.current == LINE + own * n, state=got)  # type: ignore[misc]
+        await asyncio.sleep(0.5)
+        assert len(asks) <= 4, "the monitor's own lines keep the quiet pace"
+        with log.open("ab") as handle:
+            handle.write(LINE)
         await eventually(lambda: len(asks) >= 6, state=got)
     finally:
         task.cancel()

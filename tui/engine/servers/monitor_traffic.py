@@ -44,6 +44,13 @@ def is_monitor_line(text: str) -> bool:
     return _MARK in text or (_PREFILL in text and is_probe_prefill(text))
 
 
+def monitor_only(data: bytes) -> bool:
+    """True when every line of ``data`` (whole lines) shows the monitor's own request: bytes that
+    say nothing of the server's own activity (a quiet server still logs its scrapes)."""
+    lines = data.count(b"\n")
+    return lines > 0 and data.endswith(b"\n") and data.count(MONITOR_MARK_BYTES) >= lines
+
+
 def is_monitor_path(path: str) -> bool:
     """True for the path (with its query) of a request the monitor sent."""
     return path.endswith(_MARK) or _MARK + "&" in path

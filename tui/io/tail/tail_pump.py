@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui.engine.logs.sanitize import printable
+from tui.engine.servers.monitor_traffic import monitor_only
 from tui.io.tail.tail_probe import Prober
 from tui.io.tail.tail_recovery import (
     Previous,
@@ -123,9 +124,10 @@ class Pump:
             # them, a failure in the same step must not keep them from the reader.
             data, self._reader = self._reader.result(), None
             self.finished = self.ended = not data
-            if self._quiet >= self.options.quiet_checks:  # the usual pace from the next check
-                self._probe_at = min(self._probe_at, self._loop.time() + self._probe_pause(0))
-            self._quiet = 0
+            if not monitor_only(data):  # the monitor's own access lines leave the log quiet
+                if self._quiet >= self.options.quiet_checks:  # the usual pace from the next check
+                    self._probe_at = min(self._probe_at, self._loop.time() + self._probe_pause(0))
+                self._quiet = 0
             return await self.accept(data)
         if self._probe is not None and self._probe in done:
             return await self._checked(*self._probe.result())
