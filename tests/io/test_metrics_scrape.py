@@ -47,15 +47,15 @@ async def test_an_accept_length_that_collapses_raises_the_alarm_at_the_next_scra
     sim.wait_for(READY)
     thresholds = AlarmThresholds(accept_baseline_s=0.5)
     scraper = _scraper(sim.url, thresholds=thresholds)
-    async with httpx.AsyncClient(timeout=10) as client:
-        first = await scraper.scrape(client)
+    async with scraper.pool() as pool:
+        first = await scraper.scrape(pool)
         await _load(sim.url, 300)
-        steady = await scraper.scrape(client)
+        steady = await scraper.scrape(pool)
         await _load(sim.url, 100)
-        steady2 = await scraper.scrape(client)
+        steady2 = await scraper.scrape(pool)
         await asyncio.sleep(3.0)
         await _load(sim.url, 100)
-        collapsed = await scraper.scrape(client)
+        collapsed = await scraper.scrape(pool)
     assert isinstance(first, MetricsScraped)
     assert first.engine == "sglang"
     assert isinstance(steady, MetricsScraped)
@@ -71,8 +71,8 @@ async def test_a_server_without_metrics_says_so_and_is_asked_rarely(start_sim: S
     sim = start_sim(FLAGS)
     sim.wait_for(READY)
     scraper = _scraper(sim.url, interval=0.5, max_interval=20.0)
-    async with httpx.AsyncClient(timeout=10) as client:
-        report = await scraper.scrape(client)
+    async with scraper.pool() as pool:
+        report = await scraper.scrape(pool)
     assert isinstance(report, MetricsMissing)
     assert report.absent
     assert "404" in report.reason
@@ -91,14 +91,14 @@ async def test_a_slow_answer_doubles_the_interval_and_a_quick_one_restores_it(
         return sim.url
 
     scraper = MetricsScraper(slow_source, ScrapeOptions(interval=0.2, max_interval=0.7))
-    async with httpx.AsyncClient(timeout=10) as client:
-        first = await scraper.scrape(client)
+    async with scraper.pool() as pool:
+        first = await scraper.scrape(pool)
         assert scraper.interval == pytest.approx(0.4)
-        await scraper.scrape(client)
+        await scraper.scrape(pool)
         assert scraper.interval == pytest.approx(0.7)
         delay[0] = 0.0
         scraper.interval = 10.0
-        await scraper.scrape(client)
+        await scraper.scrape(pool)
     assert isinstance(first, MetricsScraped)
     assert first.engine == "vllm"
     assert scraper.interval == pytest.approx(0.2)
@@ -109,8 +109,8 @@ async def test_a_server_that_does_not_answer_is_missing_not_an_error() -> None:
         return "http://127.0.0.1:9"
 
     scraper = MetricsScraper(nowhere, ScrapeOptions(interval=1.0))
-    async with httpx.AsyncClient(timeout=2) as client:
-        report = await scraper.scrape(client)
+    async with scraper.pool() as pool:
+        report = await scraper.scrape(pool)
     assert isinstance(report, MetricsMissing)
     assert not report.absent
     assert report.reason.startswith("/metrics did not answer")
@@ -128,12 +128,12 @@ async def test_the_scrape_goes_through_the_ssh_forward(
         return await session.forward(port)
 
     scraper = MetricsScraper(forwarded, ScrapeOptions())
-    async with httpx.AsyncClient(timeout=10) as client:
-        await scraper.scrape(client)
+    async with scraper.pool() as pool:
+        await scraper.scrape(pool)
         async with httpx.AsyncClient(base_url=sim.url, timeout=60) as load:
             body = {"prompt": "go", "max_tokens": 50}
             (await load.post("/v1/completions", json=body)).raise_for_status()
-        report = await scraper.scrape(client)
+        report = await scraper.scrape(pool)
     assert isinstance(report, MetricsScraped)
     assert report.figures.interval.generated == 50
 

@@ -1,6 +1,11 @@
 """The engine's ``/metrics`` scraped every few seconds through a forward, parsed, windowed and
 checked for alarms; each scrape is reported as ``MetricsScraped`` or ``MetricsMissing``.
 
+The request goes through ``httpcore``'s connection pool (one connection, kept alive), given a
+network backend when the server is reached another way than by this machine's sockets: the
+app's is :class:`~tui.io.transport.session_network.SessionNetwork`, SSH channels from the host's
+side, with no port forward in between.
+
 The interval doubles (up to ``max_interval``) while the server takes more than half of it to
 answer or does not answer at all, and comes back once it answers quickly again. An engine that
 serves no ``/metrics`` (SGLang without ``--enable-metrics``) answers 404: that is reported once,
@@ -14,7 +19,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-import httpx
+import httpcore
 
 from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.alarms import AlarmThresholds, AlarmWatch, ServingAlarm
@@ -29,8 +34,14 @@ from tui.io.transport.transport import TransportError
 UrlSource = Callable[[], Awaitable[str]]
 Clock = Callable[[], float]
 PATH = "/metrics"
-_MONITOR = {"User-Agent": USER_AGENT}
+_MONITOR = (("User-Agent", USER_AGENT),)
 """The scrape is the monitor's own traffic, marked as its health polls are."""
+_HTTP_ERRORS = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +83,18 @@ class MetricsScraper:
     """Scrapes one server; ``scrapes`` yields a report per scrape, until cancelled."""
 
     def __init__(
-        self, url: UrlSource, options: ScrapeOptions | None = None, clock: Clock = time.monotonic
+        self,
+        url: UrlSource,
+        options: ScrapeOptions | None = None,
+        clock: Clock = time.monotonic,
+        network: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self._url = url
         self.options = options or ScrapeOptions()
+        self._network = network
+        key = self.options.api_key
+        auth = (("Authorization", f"Bearer {key}"),) if key else ()
+        self._headers = (*_MONITOR, *auth)
         self._clock = clock
         self.window = MetricsWindow()
         self.watch = AlarmWatch(self.options.thresholds)
@@ -88,13 +107,17 @@ class MetricsScraper:
         self.reader = ExpositionReader(wanted)
         """Reads only the series a figure uses (a real engine sends hundreds of others)."""
 
+    def pool(self) -> httpcore.AsyncConnectionPool:
+        """The connection pool to scrape with (one connection, reused while it lives)."""
+        return httpcore.AsyncConnectionPool(
+            max_connections=1, max_keepalive_connections=1, network_backend=self._network
+        )
+
     async def scrapes(self) -> AsyncGenerator[MetricsScraped | MetricsMissing, None]:
-        key = self.options.api_key
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        async with httpx.AsyncClient(timeout=self.options.timeout, headers=headers) as client:
+        async with self.pool() as pool:
             absent = False
             while True:
-                report = await self.scrape(client)
+                report = await self.scrape(pool)
                 if isinstance(report, MetricsMissing) and report.absent:
                     if not absent:
                         yield report
@@ -104,10 +127,10 @@ class MetricsScraper:
                     yield report
                 await asyncio.sleep(self.interval)
 
-    async def scrape(self, client: httpx.AsyncClient) -> MetricsScraped | MetricsMissing:
+    async def scrape(self, pool: httpcore.AsyncConnectionPool) -> MetricsScraped | MetricsMissing:
         """One scrape; sets ``interval`` for the next."""
         started = time.perf_counter()
-        report = await self._fetch(client)
+        report = await self._fetch(pool)
         took = time.perf_counter() - started
         slow = took > self.interval / 2 or isinstance(report, MetricsMissing)
         if slow:
@@ -120,20 +143,22 @@ class MetricsScraper:
             return report
         return self._read(report, took * 1000)
 
-    async def _fetch(self, client: httpx.AsyncClient) -> str | MetricsMissing:
+    async def _fetch(self, pool: httpcore.AsyncConnectionPool) -> str | MetricsMissing:
+        timeout = self.options.timeout
         try:
-            base = await within(self._url(), self.options.timeout)
-            answer = await client.get(f"{base}{monitor_path(PATH)}", headers=_MONITOR)
-        except (TransportError, OSError, asyncio.TimeoutError, httpx.HTTPError) as exc:
+            base = await within(self._url(), timeout)
+            url = f"{base}{monitor_path(PATH)}"
+            answer = await within(pool.request("GET", url, headers=self._headers), timeout)
+        except (TransportError, OSError, asyncio.TimeoutError, *_HTTP_ERRORS) as exc:
             why = printable(str(exc), 120) or type(exc).__name__
             return MetricsMissing(f"{PATH} did not answer: {why}")
-        if answer.status_code == 404:
+        if answer.status == 404:
             return MetricsMissing(f"{PATH} answered 404: the server exports no metrics", True)
-        if answer.status_code != 200:
-            return MetricsMissing(f"{PATH} answered {answer.status_code}")
+        if answer.status != 200:
+            return MetricsMissing(f"{PATH} answered {answer.status}")
         if len(answer.content) > MAX_BYTES:
             return MetricsMissing(f"{PATH} answered more than {MAX_BYTES} bytes")
-        return answer.text
+        return answer.content.decode("utf-8", errors="replace")
 
     def _read(self, text: str, latency_ms: float) -> MetricsScraped | MetricsMissing:
         at = self._clock()

@@ -8,6 +8,8 @@ delivered to subscribers and callbacks. On top of the connection it offers:
 
 - :meth:`HostSession.tail`: a log tail that survives reconnects (resumes at its offset);
 - :meth:`HostSession.forward`: the local URL of a port on the host;
+- :meth:`HostSession.connect_tcp`: a TCP connection made from the host's side (for HTTP clients
+  given :class:`~tui.io.transport.session_network.SessionNetwork`);
 - :meth:`HostSession.run`: a command run to completion.
 
 A refused host key or refused authentication is final: the session stops and reports it.
@@ -23,7 +25,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+import httpcore
+
 from tui.io.tail.log_tail import LogTail, TailOptions
+from tui.io.transport.deadline import within
 from tui.io.transport.link_events import (
     Connected,
     ConnectFailureKind,
@@ -290,10 +295,7 @@ class HostSession:
         The local port changes when the connection is re-established; ask again after a
         :class:`Reconnected` event (it is cheap: one forward per connection and port).
         """
-        if remote_host is None:
-            if not self._api_placed.is_set():
-                raise ApiNotPlaced("the server's host is not known yet (its job is queued)")
-            remote_host = self._api_host
+        remote_host = self._placed(remote_host)
         transport = await self.transport()
         try:
             port = await transport.forward(remote_host, remote_port)
@@ -302,6 +304,30 @@ class HostSession:
             raise
         host = remote_host if isinstance(transport, LocalTransport) else "127.0.0.1"
         return f"http://{host}:{port}"
+
+    def api_url(self, remote_port: int, remote_host: str | None = None) -> str:
+        """``http://HOST:PORT`` as the host sees the server (for :meth:`connect_tcp`, which
+        needs no forward); :class:`ApiNotPlaced` as for :meth:`forward`."""
+        return f"http://{self._placed(remote_host)}:{remote_port}"
+
+    async def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        """A TCP connection to ``host:port`` made from the host's side (an SSH channel, no
+        local socket); waits for the link, and reports it failed if opening finds it gone."""
+        transport = await within(self.transport(), timeout)
+        try:
+            return await transport.connect_tcp(host, port, timeout)
+        except LinkLost:
+            self.link_failed(transport)
+            raise
+
+    def _placed(self, remote_host: str | None) -> str:
+        if remote_host is not None:
+            return remote_host
+        if not self._api_placed.is_set():
+            raise ApiNotPlaced("the server's host is not known yet (its job is queued)")
+        return self._api_host
 
     async def tail(
         self, path: str, start_offset: int = 0, options: TailOptions | None = None

@@ -13,6 +13,8 @@ import os
 import signal
 from collections.abc import Sequence
 
+import httpcore
+
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import (
     CHUNK_SIZE,
@@ -23,6 +25,8 @@ from tui.io.transport.transport import (
     LinkLost,
 )
 
+_SOCKETS = httpcore.AnyIOBackend()
+"""Plain TCP connections, made from this machine."""
 STOP_GRACE = 2.0
 """Seconds a stopped command gets between SIGTERM and SIGKILL."""
 
@@ -145,6 +149,11 @@ class LocalTransport:
 
     async def forward(self, host: str, port: int) -> int:
         return port
+
+    async def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        return await _SOCKETS.connect_tcp(host, port, timeout)
 
     async def close(self) -> None:
         streams = list(self._streams)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import asyncssh
+import httpcore
 
 from tui.io.transport import ssh_prompts
 from tui.io.transport.dead_link import keepalive_kwargs
@@ -36,6 +37,7 @@ from tui.io.transport.host_keys import (
 )
 from tui.io.transport.link_events import ConnectFailureKind
 from tui.io.transport.login_gate import LoginGate
+from tui.io.transport.ssh_channels import open_channel
 from tui.io.transport.ssh_options import (
     EffectiveSsh,
     SshConfigError,
@@ -394,7 +396,7 @@ def _send_input(process: asyncssh.SSHClientProcess[bytes], data: bytes) -> None:
 
 
 class SshTransport:
-    """Runs commands, streams and port forwards over one SSH connection."""
+    """Runs commands, streams, port forwards and TCP channels over one SSH connection."""
 
     def __init__(self, link: SshLink) -> None:
         self._link = link
@@ -442,6 +444,11 @@ class SshTransport:
                 raise LinkLost(str(exc) or type(exc).__name__) from exc
             self._forwards[(host, port)] = listener
         return listener.get_port()
+
+    async def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        return await open_channel(self._link.conn, host, port, timeout)
 
     async def close(self) -> None:
         for listener in self._forwards.values():

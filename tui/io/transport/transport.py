@@ -2,9 +2,9 @@
 
 A transport runs commands given as argument lists (never as shell strings), streams a
 long-running command's standard output in chunks, opens a local port that reaches a port on
-the host, and closes. The log tail, the health poller and the launcher are written against
-this protocol only, so the same code drives an SSH host, the local machine and the embedded
-demo server.
+the host or a TCP connection from the host's side, and closes. The log tail, the health poller
+and the launcher are written against this protocol only, so the same code drives an SSH host,
+the local machine and the embedded demo server.
 
 Failures of the link itself (the connection dropped, a channel could not be opened) raise
 :class:`LinkLost`; a command that fails on the host is not an exception but a non-zero
@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+import httpcore
 
 CHUNK_SIZE = 64 * 1024
 """Bytes asked for per read of a streamed command's output."""
@@ -93,6 +95,13 @@ class Transport(Protocol):
 
     async def forward(self, host: str, port: int) -> int:
         """Return a local TCP port on 127.0.0.1 that reaches ``host:port`` as seen by the host."""
+        ...
+
+    async def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        """Open a TCP connection to ``host:port`` as seen by the host (``httpcore.ConnectError``
+        when nothing listens there, :class:`LinkLost` when the link is gone)."""
         ...
 
     async def close(self) -> None:
