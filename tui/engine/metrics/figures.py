@@ -1,5 +1,10 @@
 """The serving figures over one window of readings: rates of counters, means of gauges and
-quantiles of the latency histograms."""
+quantiles of the latency histograms.
+
+A window is ``steady`` when every reading in it has the same counters and histograms as the one
+before, none of them reset (see :func:`steady`): a counter's growth is then its newest value
+less its oldest and a histogram's its newest buckets less its oldest, so a long window costs a
+pass over its gauges only, not a comparison of every pair of readings."""
 
 from __future__ import annotations
 
@@ -35,18 +40,21 @@ class ServingFigures:
     """Tokens generated within the window."""
 
 
-def window_figures(readings: Sequence[MetricReading], window_s: float) -> ServingFigures:
-    """The figures of ``readings`` (oldest first; the first is the window's baseline)."""
+def window_figures(
+    readings: Sequence[MetricReading], window_s: float, steady: bool = False
+) -> ServingFigures:
+    """The figures of ``readings`` (oldest first; the first is the window's baseline);
+    ``steady`` when :func:`steady` holds for each reading and the one before it."""
     if not readings:
         return ServingFigures(window_s, 0.0)
     last = readings[-1]
     seconds = last.at - readings[0].at
-    counted = _increases(readings)
+    counted = _growth(readings) if steady else _increases(readings)
     gauges = _gauge_means(readings[1:] or readings)
     tok_s = _rate(counted.get("generation_tokens"), seconds)
     if tok_s is None:
         tok_s = gauges.get("gen_throughput")
-    ttft, itl = _histogram(readings, "ttft"), _histogram(readings, "itl")
+    ttft, itl = _histogram(readings, "ttft", steady), _histogram(readings, "itl", steady)
     accept_length = _accept_length(counted, gauges)
     return ServingFigures(
         window_s=window_s,
@@ -69,6 +77,27 @@ def window_figures(readings: Sequence[MetricReading], window_s: float) -> Servin
     )
 
 
+def steady(before: MetricReading, after: MetricReading) -> bool:
+    """``after`` has the counters and histograms ``before`` has, and none of them reset."""
+    if before.counters.keys() != after.counters.keys():
+        return False
+    if before.histograms.keys() != after.histograms.keys():
+        return False
+    if any(value < before.counters[figure] for figure, value in after.counters.items()):
+        return False
+    return not any(
+        _reset(before.histograms[figure], buckets) for figure, buckets in after.histograms.items()
+    )
+
+
+def _growth(readings: Sequence[MetricReading]) -> dict[str, float]:
+    """Each counter's growth over a steady window: its newest value less its oldest."""
+    if len(readings) < 2:
+        return {}
+    first = readings[0].counters
+    return {figure: value - first[figure] for figure, value in readings[-1].counters.items()}
+
+
 def _increases(readings: Sequence[MetricReading]) -> dict[str, float]:
     """Each counter's growth over consecutive readings (a counter seen in only one reading
     has grown by nothing we can know, so it is left out)."""
@@ -88,9 +117,12 @@ def _gauge_means(readings: Sequence[MetricReading]) -> dict[str, float]:
     return {figure: sum(values) / len(values) for figure, values in sums.items()}
 
 
-def _histogram(readings: Sequence[MetricReading], figure: str) -> Buckets:
+def _histogram(readings: Sequence[MetricReading], figure: str, steady: bool = False) -> Buckets:
     """The observations added over the window: the newest buckets less the oldest when every
     reading holds the histogram and none reset it, else the sum of each interval's increase."""
+    if steady:
+        first, last = readings[0].histograms.get(figure), readings[-1].histograms.get(figure)
+        return bucket_increase(first, last) if len(readings) > 1 and first and last else ()
     held = [reading.histograms.get(figure) for reading in readings]
     if len(held) > 1 and all(held) and not any(map(_reset, held, held[1:])):
         return bucket_increase(held[0] or (), held[-1] or ())

@@ -2,16 +2,20 @@
 
 ``SHORT_S`` (10 s) is what the server does now, ``LONG_S`` (5 min) what it has done lately.
 Each new reading also yields the figures of the interval since the one before, kept for the
-sparklines and the alarms.
+sparklines and the alarms. The window remembers the last reading that was not steady after the
+one before it (a counter or histogram reset, appeared or went away; see
+:func:`~tui.engine.metrics.figures.steady`); a window that starts after it is computed from its
+first and last readings' counters and histograms.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import deque
 from dataclasses import dataclass
 
-from tui.engine.metrics.figures import ServingFigures, window_figures
+from tui.engine.metrics.figures import ServingFigures, steady, window_figures
 from tui.engine.metrics.rank_figures import RankFigures, rank_figures
 from tui.engine.metrics.reading import MetricReading
 
@@ -44,6 +48,8 @@ class MetricsWindow:
         self.intervals: deque[ServingFigures] = deque(maxlen=history)
         """The figures of each interval between two readings, oldest first."""
         self._long: tuple[float, ServingFigures] | None = None
+        self._unsteady_at = -math.inf
+        """When the last reading was taken that was not steady after the one before it."""
 
     @property
     def latest(self) -> MetricReading | None:
@@ -55,6 +61,8 @@ class MetricsWindow:
         if self._readings and reading.at <= self._readings[-1].at:
             self._readings.clear()
             self._long = None
+        if self._readings and not steady(self._readings[-1], reading):
+            self._unsteady_at = reading.at
         self._readings.append(reading)
         while len(self._readings) > 2 and self._readings[1].at <= reading.at - self._long_s:
             self._readings.popleft()
@@ -80,4 +88,5 @@ class MetricsWindow:
             if reading.at <= start:
                 first = len(readings) - 1 - back
                 break
-        return window_figures(list(itertools.islice(readings, first, None)), window_s)
+        kept = list(itertools.islice(readings, first, None))
+        return window_figures(kept, window_s, self._unsteady_at <= kept[0].at)
