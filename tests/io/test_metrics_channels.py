@@ -1,6 +1,7 @@
 """The app's scrape over the session's own connection (SSH channels from the host's side, no
 port forward): it follows a reconnect, opens a new channel where the server closed an idle one,
-and a port nothing listens on is a missing scrape, not a lost link."""
+and a port nothing listens on is a missing scrape, not a lost link. It asks for the server where
+its job was placed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.simserver import FAST, Sim, SimFactory
 from tests.sshd import TestServer
 from tui.io.metrics.metrics_scrape import MetricsMissing, MetricsScraped
 from tui.io.metrics.metrics_setup import MetricsSetup
-from tui.io.transport.host_session import HostSession, LocalConnector
+from tui.io.transport.host_session import ApiNotPlaced, HostSession, LocalConnector
 from tui.io.transport.link_events import ConnectionEvent, ConnectionLost, Reconnected
 
 VLLM = ["--time-scale", FAST, "--decode-tok-s", "400", "--engine", "vllm", "serve", "m"]
@@ -102,3 +103,15 @@ async def test_a_local_session_scrapes_with_this_machines_own_sockets(sim: Sim) 
     assert isinstance(report, MetricsScraped), report
     assert report.engine == "vllm"
     assert report.figures.interval.generated == 10
+
+
+async def test_the_scrape_asks_for_the_servers_address_where_its_job_was_placed() -> None:
+    session = HostSession(LocalConnector())
+    session.hold_api()
+    setup = MetricsSetup(session, 30000)
+    with pytest.raises(ApiNotPlaced):
+        await setup.url()
+    session.place_api("node-7")
+    assert await setup.url() == "http://node-7:30000"
+    session.place_api("fd00::7")
+    assert await setup.url() == "http://[fd00::7]:30000"

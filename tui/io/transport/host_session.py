@@ -308,7 +308,8 @@ class HostSession:
     def api_url(self, remote_port: int, remote_host: str | None = None) -> str:
         """``http://HOST:PORT`` as the host sees the server (for :meth:`connect_tcp`, which
         needs no forward); :class:`ApiNotPlaced` as for :meth:`forward`."""
-        return f"http://{self._placed(remote_host)}:{remote_port}"
+        host = self._placed(remote_host)
+        return f"http://[{host}]:{remote_port}" if ":" in host else f"http://{host}:{remote_port}"
 
     async def connect_tcp(
         self, host: str, port: int, timeout: float | None = None
