@@ -79,8 +79,11 @@ def test_same_server_is_within_noise_and_a_slower_one_is_worse(
         found = re.search(r"([-+][\d.]+)% worse ±([\d.]+)%", line)
         assert found is not None, line
         change, half = float(found.group(1)), float(found.group(2))
-        # The truth, 1/1.1 of the speed, is -9.1 %: inside the difference's 95 % interval.
-        assert change - half <= -100 / 11 <= change + half, line
+        # The truth, 1/1.1 of the speed, is -9.1 %: inside the difference's 95 % interval, give
+        # or take the client's own share of each request (a fixed cost that shrinks a slowdown
+        # by up to a point or so when the machine is busy; the interval holds trial noise only).
+        bias = 1.5
+        assert change - half - bias <= -100 / 11 <= change + half + bias, line
 
 
 def test_runs_compare_lines_up_open_loop_levels_by_request_rate() -> None:
