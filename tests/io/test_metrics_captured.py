@@ -55,3 +55,28 @@ def test_an_unchanged_answer_two_seconds_later_is_an_idle_interval() -> None:
     assert figures.itl_p99 is None
     assert figures.running == 162
     assert figures.queued == 2826
+
+
+def _vllm(name: str) -> tuple[str | None, dict[str, float], dict[str, float]]:
+    scrape = parse_exposition(_text(name), at=100.0)
+    found = engine_names(scrape, [(d.name, d.metric_names) for d in registry.dialects()])
+    reading = read_scrape(scrape, registry.or_default("vllm").metric_names)
+    return found, dict(reading.gauges), dict(reading.counters)
+
+
+def test_a_vllm_0_10_answer_with_deprecated_twins_is_read_by_the_names_it_has() -> None:
+    """vLLM 0.10 sends ``gpu_prefix_cache_*`` (deprecated) beside the v1 names, and ``_created``
+    gauges beside every counter: a figure is read by the name the answer has (the queries by
+    the v1 name; the hits, whose v1 line the thread cut off, by the deprecated one), the
+    ``_created`` times are not counters, and a tiny KV-cache use keeps its value."""
+    found, gauges, counters = _vllm("vllm-0.10-production-stack-617.prom")
+    assert found == "vllm"
+    assert gauges == {"kv_usage": pytest.approx(9.75010481363281e-06)}
+    assert counters == {"prefix_hits": 0.0, "prefix_queries": 32.0}
+
+
+def test_a_v0_vllm_answer_is_read_by_its_older_names() -> None:
+    found, gauges, counters = _vllm("vllm-v0-production-stack-318.prom")
+    assert found == "vllm"
+    assert gauges == {"running": 0.0, "queued": 0.0, "kv_usage": 0.0}
+    assert counters == {}
