@@ -60,6 +60,10 @@ _SHAPES, _ACCESS = FastPath.STAMPED_SHAPES, FastPath.ACCESS_LINES
 """The fast paths, read once: an enum member costs a look-up through its class each time."""
 
 
+FastLoop = Callable[[list[str], float, int, int | None], None]
+"""A fast path's loop over ``lines[start:stop]`` at ``now``."""
+
+
 class Scanner:
     """Feeds lines to the model; holds the per-stream caches of the fast path."""
 
@@ -102,7 +106,7 @@ class Scanner:
         if start < len(lines):
             self._fast_path()(lines, now, start, None)
 
-    def _fast_path(self) -> Callable[[list[str], float, int, int | None], None]:
+    def _fast_path(self) -> FastLoop:
         return self.scan_vllm if self._path is _ACCESS else self.scan_fast
 
     def raw_allowed(self) -> bool:
@@ -168,9 +172,16 @@ class Scanner:
         event, and only the owner of each line is noted. Anything else goes through ``line``,
         which gives the same result the slow way.
         """
-        kept, self.kept = self.kept, None  # kept below, in order, with every line's owner
+        self._keeping(self._fast_lines, lines, now, start, stop)
+
+    def _keeping(
+        self, loop: FastLoop, lines: list[str], now: float, start: int, stop: int | None
+    ) -> None:
+        """Run a fast path's ``loop`` with no list to keep lines in (its slow lines would go
+        there out of order), then keep every line of the run, in order, with its owner."""
+        kept, self.kept = self.kept, None
         try:
-            self._fast_lines(lines, now, start, stop)
+            loop(lines, now, start, stop)
         finally:
             self.kept = kept
         if kept is not None:
@@ -263,13 +274,7 @@ class Scanner:
         first in each ten log seconds still produces its event. Anything else goes through
         ``line``, which gives the same result the slow way.
         """
-        kept, self.kept = self.kept, None
-        try:
-            self._vllm_lines(lines, now, start, stop)
-        finally:
-            self.kept = kept
-        if kept is not None:
-            kept.extend(self._kept_lines(lines, start, stop))
+        self._keeping(self._vllm_lines, lines, now, start, stop)
 
     def _vllm_lines(self, lines: list[str], now: float, start: int, stop: int | None) -> None:
         """``scan_vllm``'s loop (with no log view to keep lines for)."""
