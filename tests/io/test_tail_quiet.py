@@ -17,9 +17,8 @@ from tui.io.transport.local import LocalTransport
 LINE = b"[2025-01-01 00:00:00 TP0] Decode batch, #running-req: 1\n"
 
 
-async def test_checks_slow_down_on_a_quiet_log_and_resume_with_its_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _counted_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one with each check of the file (the real checks still run)."""
     asks: list[int] = []
     ask = tail_probe.Prober.ask
 
@@ -28,6 +27,13 @@ async def test_checks_slow_down_on_a_quiet_log_and_resume_with_its_bytes(
         return await ask(self, *args)
 
     monkeypatch.setattr(tail_probe.Prober, "ask", counted)
+    return asks
+
+
+async def test_checks_slow_down_on_a_quiet_log_and_resume_with_its_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asks = _counted_checks(monkeypatch)
     log = tmp_path / "server.log"
     log.write_bytes(LINE)
     options = TailOptions(probe_interval=0.05, quiet_checks=3, quiet_probe_factor=1000.0)
@@ -58,14 +64,7 @@ async def test_the_monitors_own_access_lines_leave_the_log_quiet(
 ) -> None:
     """A serving engine logs every scrape and health poll of the monitor; those lines alone do
     not bring the usual pace back (a line of the server's own does)."""
-    asks: list[int] = []
-    ask = tail_probe.Prober.ask
-
-    async def counted(self: tail_probe.Prober, *args: int) -> object:
-        asks.append(1)
-        return await ask(self, *args)
-
-    monkeypatch.setattr(tail_probe.Prober, "ask", counted)
+    asks = _counted_checks(monkeypatch)
     log = tmp_path / "server.log"
     log.write_bytes(LINE)
     options = TailOptions(probe_interval=0.05, quiet_checks=3, quiet_probe_factor=1000.0)
