@@ -24,33 +24,29 @@ RESULT = {
 }  # fmt: skip
 
 
+def _stand_in(tool: Path, seen: Path, body: str) -> None:
+    """An executable shell script at ``tool`` that notes its arguments in ``seen``, one a line,
+    then runs ``body``."""
+    tool.parent.mkdir(parents=True)
+    tool.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {seen}\n{body}")
+    tool.chmod(0o755)
+
+
 def _stand_in_vllm(venv: Path, seen: Path, result: dict[str, object] = RESULT) -> None:
     """``vllm`` that notes its arguments, one a line, writes ``result`` where
     ``--result-dir``/``--result-filename`` say and prints no summary table."""
-    (venv / "bin").mkdir(parents=True)
-    tool = venv / "bin" / "vllm"
-    tool.write_text(
-        "#!/bin/sh\n"
-        f"printf '%s\\n' \"$@\" > {seen}\n"
-        "while [ $# -gt 0 ]; do case $1 in --result-dir) d=$2;; --result-filename) f=$2;; "
-        "esac; shift; done\n"
-        f"cat > \"$d/$f\" <<'EOF'\n{json.dumps(result)}\nEOF\n"
-    )
-    tool.chmod(0o755)
+    _stand_in(venv / "bin" / "vllm", seen,
+              "while [ $# -gt 0 ]; do case $1 in --result-dir) d=$2;; --result-filename) f=$2;; "
+              "esac; shift; done\n"
+              f"cat > \"$d/$f\" <<'EOF'\n{json.dumps(result)}\nEOF\n")  # fmt: skip
 
 
 def _stand_in_sglang(venv: Path, seen: Path, result: dict[str, object]) -> None:
     """``python3`` (for ``-m sglang.bench_serving``) that notes its arguments and appends
     ``result`` as one JSON line to ``--output-file``, printing no summary table."""
-    (venv / "bin").mkdir(parents=True)
-    tool = venv / "bin" / "python3"
-    tool.write_text(
-        "#!/bin/sh\n"
-        f"printf '%s\\n' \"$@\" > {seen}\n"
-        'while [ $# -gt 0 ]; do [ "$1" = --output-file ] && o=$2; shift; done\n'
-        f"cat >> \"$o\" <<'EOF'\n{json.dumps(result)}\nEOF\n"
-    )
-    tool.chmod(0o755)
+    _stand_in(venv / "bin" / "python3", seen,
+              'while [ $# -gt 0 ]; do [ "$1" = --output-file ] && o=$2; shift; done\n'
+              f"cat >> \"$o\" <<'EOF'\n{json.dumps(result)}\nEOF\n")  # fmt: skip
 
 
 async def _argv(seen: Path) -> list[str]:
