@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from textual.app import App, ComposeResult
 
@@ -265,3 +267,33 @@ def test_mig_gpu_without_utilisation_says_so() -> None:
     line = panel_line(view, 40)
     assert line is not None
     assert line.plain == "GPU 0 1.0/80.0G   util n/a"  # 1 of 80 GiB rounds to blank
+
+
+def _screen_row(app: GpuApp, row: int) -> str:
+    strips = app.screen._compositor.render_strips()
+    return "".join(segment.text for segment in strips[row]).rstrip()
+
+
+async def test_header_summary_repaints_a_change_and_takes_the_width_of_its_line() -> None:
+    clock = Clock()
+    model = _telemetry(clock)
+    app = GpuApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        summary = app.query_one(GpuSummary)
+        summary.show(model.snapshot(), clock.now)
+        await pilot.pause()
+        assert _screen_row(app, 0) == "GPU 807.9/1123.2G · 8 GPUs · util 100%"
+        width = summary.size.width
+        # The same width, other figures: repainted in place.
+        busy = tuple(gpu.sample for gpu in model.snapshot().gpus)
+        model.apply(GpuBatch(tuple(replace(s, memory_used_mib=104000.0) for s in busy)))
+        summary.show(model.snapshot(), clock.now)
+        await pilot.pause()
+        assert _screen_row(app, 0) == "GPU 812.5/1123.2G · 8 GPUs · util 100%"
+        assert summary.size.width == width
+        # A narrower line: laid out again to its own width.
+        model.apply(GpuBatch(tuple(replace(s, util_pct=5.0) for s in busy)))
+        summary.show(model.snapshot(), clock.now)
+        await pilot.pause()
+        assert _screen_row(app, 0) == "GPU 807.9/1123.2G · 8 GPUs · util 5%"
+        assert summary.size.width == width - 2

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar
@@ -11,6 +13,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
@@ -152,6 +155,18 @@ class MonitorApp(App[int]):
         """Read the log: items into the ingest queue (awaited), link changes as messages."""
         source = self._source.run(self.post_message, self.ingest.put)
         self.run_worker(source, group="source", exit_on_error=False)
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice, with the Linux driver's input thread made quiet
+        (:mod:`~tui.app.monitor.quiet_driver`); a driver named in ``TEXTUAL_DRIVER`` as is."""
+        chosen = super().get_driver_class()
+        if sys.platform == "win32" or os.environ.get("TEXTUAL_DRIVER"):
+            return chosen
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from tui.app.monitor.quiet_driver import QuietLinuxDriver
+
+        return QuietLinuxDriver if chosen is LinuxDriver else chosen
 
     def on_mount(self) -> None:
         self._install_themes()

@@ -236,12 +236,13 @@ class GpuSummary(Widget):
         self._shown: Content | None = None
 
     def show(self, snapshot: GpuSnapshot, now: float) -> None:
-        """Take the latest telemetry; lay the header out again only when the line changed."""
+        """Take the latest telemetry; repaint only when the line changed, and lay the header
+        out again only when its width did (the line sizes the widget)."""
         self.snapshot, self.now = snapshot, now
         line = summary_line(snapshot, now)
-        if self._shown is None or not line.is_same(self._shown):
-            self._shown = line
-            self.refresh(layout=True)
+        shown, self._shown = self._shown, line
+        if shown is None or not line.is_same(shown):
+            self.refresh(layout=shown is None or line.cell_length != shown.cell_length)
 
     def render(self) -> Content:
         return summary_line(self.snapshot, self.now)
