@@ -92,6 +92,10 @@ def test_the_nonce_spelling_names_the_same_file() -> None:
 
 
 def test_a_follow_header_is_split_off_the_stream() -> None:
-    assert split_header(b"12 3 4 5\n6869\n") is None
-    assert split_header(b"12 3 4 5\n6869\n\nDATA") == ([b"12 3 4 5", b"6869", b""], b"DATA")
+    header = b"12 3 4 5 1735689600.123456789\n.\n 68 69\n.\n"
+    assert split_header(header) is None
+    assert split_header(header + b".\n.DATA\n.\n") == (
+        [b"12 3 4 5 1735689600.123456789", b".", b" 68 69", b".", b"."],
+        b".DATA\n.\n",
+    )
     assert split_header(b"missing\n") == ([b"missing"], b"")

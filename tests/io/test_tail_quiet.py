@@ -59,17 +59,36 @@ async def test_checks_slow_down_on_a_quiet_log_and_resume_with_its_bytes(
             await task
 
 
-async def test_the_monitors_own_access_lines_leave_the_log_quiet(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+HEALTH = f'INFO:     127.0.0.1:5 - "GET {monitor_path("/health")} HTTP/1.1" 200 OK\n'.encode()
+PROBE_PREFILL = (
+    b"[2025-01-01 00:00:00 TP0] Prefill batch, #new-seq: 1, #new-token: 1, #cached-token: 0, "
+    b"token usage: 0.00, #running-req: 0, #queue-req: 0\n"
+)
+"""What SGLang logs for a health check: ``/health`` runs a one-token generation."""
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        pytest.param(
+            f'INFO:     127.0.0.1:5 - "GET {monitor_path("/metrics")} HTTP/1.1" 200 OK\n'.encode(),
+            id="scrape",
+        ),
+        pytest.param(HEALTH + PROBE_PREFILL, id="health-with-prefill"),
+        pytest.param(PROBE_PREFILL, id="prefill-alone"),
+    ],
+)
+async def test_the_monitors_own_lines_leave_the_log_quiet(
+    own: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A serving engine logs every scrape and health poll of the monitor; those lines alone do
-    not bring the usual pace back (a line of the server's own does)."""
+    """A serving engine logs every scrape and health poll of the monitor (and SGLang the
+    prefill of each health check); those lines alone do not bring the usual pace back (a line
+    of the server's own does)."""
     asks = _counted_checks(monkeypatch)
     log = tmp_path / "server.log"
     log.write_bytes(LINE)
     options = TailOptions(probe_interval=0.05, quiet_checks=3, quiet_probe_factor=1000.0)
     got = Collected()
-    own = f'INFO:     127.0.0.1:5 - "GET {monitor_path("/metrics")} HTTP/1.1" 200 OK\n'.encode()
 
     async def consume() -> None:
         async for item in LogTail(str(log), options=options).follow(LocalTransport()):

@@ -4,7 +4,8 @@ uvicorn's access line shows the method, the path with its query and the status, 
 agent, so every health poll and generation probe bringup sends carries a query marker
 (``/health?from=bringup``); the engines route on the path and ignore an unknown query. A line
 that shows the marker is the monitor's own traffic: the log view hides it by default and the
-start-up model counts it neither as a request nor as serving activity. SGLang logs no request
+start-up model counts it neither as a request nor as serving activity, and the log tail's
+file check keeps its quiet pace through it (``monitor_only``). SGLang logs no request
 id with its prefill line, so the prefill of a health check or a probe is known by its shape
 (``is_probe_prefill``).
 """
@@ -44,11 +45,29 @@ def is_monitor_line(text: str) -> bool:
     return _MARK in text or (_PREFILL in text and is_probe_prefill(text))
 
 
+_FEW_LINES = 8
+_FEW_BYTES = 4096
+"""Data of at most this many lines and bytes is looked at line by line by ``monitor_only``."""
+
+
 def monitor_only(data: bytes) -> bool:
-    """True when every line of ``data`` (whole lines) shows the monitor's own request: bytes that
-    say nothing of the server's own activity (a quiet server still logs its scrapes)."""
+    """True when every line of ``data`` (whole lines) is the monitor's own, as
+    ``is_monitor_line`` decides: its request, or the prefill the request made (a health check
+    of SGLang logs one). Such bytes say nothing of the server's own activity (a quiet server
+    still logs its scrapes and health checks).
+
+    Counting the marker decides most data at once; only a few lines (a health check's access
+    line and its prefill) are looked at one by one, and more data is never monitor-only.
+    """
     lines = data.count(b"\n")
-    return lines > 0 and data.endswith(b"\n") and data.count(MONITOR_MARK_BYTES) >= lines
+    if lines == 0 or not data.endswith(b"\n"):
+        return False
+    if data.count(MONITOR_MARK_BYTES) >= lines:
+        return True
+    if lines > _FEW_LINES or len(data) > _FEW_BYTES:
+        return False
+    text = data.decode("utf-8", "replace")
+    return all(is_monitor_line(line) for line in text[:-1].split("\n"))
 
 
 def is_monitor_path(path: str) -> bool:

@@ -2,9 +2,9 @@
 
 Each check asks for the file's identity, size, first bytes and the bytes before the offset
 (see :data:`~tui.io.tail.tail_remote.PROBE_LOOP`). The shell is started once per connection, so a
-check costs a few forks on the host rather than a login; a check of a file that nobody wrote
-since the last one (same device, inode, size and modification time) costs one ``stat``, and its
-answer is the last report.
+check costs three short processes on the host (one ``stat``, two ``od``) rather than a login; a
+check of a file that nobody wrote since the last one (same device, inode, size and modification
+time) costs the ``stat`` alone, and its answer is the last report.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tui.io.tail.tail_remote import (
     ReportError,
     parse_report,
     probe_loop_argv,
+    split_header,
 )
 from tui.io.transport.deadline import within
 from tui.io.transport.transport import CommandStream, CommandTimedOut, LinkLost, Transport
@@ -45,42 +46,42 @@ class Prober:
         last = self._last
         key = last[1] if last is not None and last[0] == request else NO_KEY
         await self._stream.write(f"{request} {key}\n".encode())
-        try:
-            first = (await within(self._line(), self._timeout)).strip()
-            if first == b"missing":
-                self._last = None
-                return None
-            if first == b"same":
-                if last is None or key == NO_KEY:
-                    await self.close()
-                    raise ReportError("the file checker said 'same' to a first question")
-                return last[2]
-            header = await within(self._line(), self._timeout)
-            if header.strip() == b"missing":  # removed between the quick look and the rest
-                self._last = None
-                return None
-            lines = [header, *[await within(self._line(), self._timeout) for _ in range(2)]]
-        except asyncio.TimeoutError:
-            await self.close()
-            why = f"no answer about {self._path} within {self._timeout} s"
-            raise CommandTimedOut(why) from None
+        lines = await self._answer()
+        if lines == [b"missing"]:
+            self._last = None
+            return None
+        if lines == [b"same"]:
+            if last is None or key == NO_KEY:
+                await self.close()
+                raise ReportError("the file checker said 'same' to a first question")
+            return last[2]
         try:
             report = parse_report(lines)
         except ReportError:
             await self.close()
             raise
-        self._last = (request, first.decode("ascii", "replace"), report)
+        self._last = (request, report.key, report)
         return report
 
-    async def _line(self) -> bytes:
+    async def _answer(self) -> list[bytes]:
+        """The lines of the checker's next answer (``missing``, ``same`` or a description),
+        within the time limit."""
+        try:
+            return await within(self._lines(), self._timeout)
+        except asyncio.TimeoutError:
+            await self.close()
+            why = f"no answer about {self._path} within {self._timeout} s"
+            raise CommandTimedOut(why) from None
+
+    async def _lines(self) -> list[bytes]:
         assert self._stream is not None
-        while (end := self._buffer.find(b"\n")) < 0:
+        while (parts := split_header(self._buffer)) is None:
             data = await self._stream.read()
             if not data:
                 raise LinkLost(f"the file checker ended: {self._stream.stderr_text()[:200]}")
             self._buffer += data
-        line, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
-        return line
+        lines, self._buffer = parts
+        return lines
 
     async def close(self) -> None:
         stream, self._stream = self._stream, None

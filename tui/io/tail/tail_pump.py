@@ -124,7 +124,7 @@ class Pump:
             # them, a failure in the same step must not keep them from the reader.
             data, self._reader = self._reader.result(), None
             self.finished = self.ended = not data
-            if not monitor_only(data):  # the monitor's own access lines leave the log quiet
+            if not monitor_only(data):  # the monitor's own lines leave the log quiet
                 if self._quiet >= self.options.quiet_checks:  # the usual pace from the next check
                     self._probe_at = min(self._probe_at, self._loop.time() + self._probe_pause(0))
                 self._quiet = 0

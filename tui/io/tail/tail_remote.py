@@ -2,11 +2,14 @@
 
 Every script is passed to ``sh -c`` as one fixed string; the file name and numbers travel as
 positional arguments, so nothing from a profile or a log is ever spliced into shell text. Byte
-strings (file names, the first bytes of a file) come back hex-encoded by ``od`` so that no byte
-of a hostile file can break the framing.
+strings (file names, a symbolic link's target, the first bytes of a file) come back as blocks of
+``od -An -v -tx1`` lines, each block ended by a line holding only :data:`END`; the parser drops
+the spaces and newlines. ``od`` prints nothing but hex digits, spaces and newlines, so no byte of
+a hostile file can end a block early or break the framing.
 
-- :data:`FOLLOW` prints a header describing the file (device, inode, size, where the name
-  leads when it is a symbolic link, first bytes, the bytes just before the resume offset),
+- :data:`FOLLOW` prints a header describing the file (device, inode, size, modification time,
+  where the name leads when it is a symbolic link, first bytes, the bytes just before the
+  resume offset),
   then ``exec``s ``tail -c +N -f`` with its standard error merged into the stream, so
   ``tail``'s own "file truncated" notice arrives exactly where the bytes of the new content
   begin.
@@ -16,34 +19,48 @@ of a hostile file can break the framing.
   old inode after a rename, or the copy left by copy-truncate rotation.
 - :data:`READ_RANGE` prints a byte range of a file.
 
-Each description reads its byte ranges with ``od -j -N`` (a seek, not a read of the skipped
-bytes), five short processes; a check of a file whose quick key has not changed is one
-``stat``. The host needs a POSIX shell and GNU coreutils (``stat -c``, ``tail --pid``, ``od``)
+A description is three short processes: one ``stat``, whose one line gives the file's identity
+and size and is the quick key of :data:`PROBE_LOOP`, and one ``od`` per byte range (``od -j
+-N``, a seek, not a read of the skipped bytes); a file reached through a symbolic link adds
+``readlink`` and an ``od``. A check of a file whose quick key has not changed is the ``stat``
+alone. The host needs a POSIX shell and GNU coreutils (``stat -c``, ``tail --pid``, ``od``)
 and ``find``.
 """
 
 from __future__ import annotations
 
 import binascii
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 _DESCRIBE = r"""
 export LC_ALL=C
+look() { s=$(stat -L -c '%d %i %s %.9Y' -- "$1" 2>/dev/null); }
 describe() {
-  s=$(stat -L -c '%d %i %s' -- "$1" 2>/dev/null) || return 1
-  t=-
-  if [ -L "$1" ]; then t=$(readlink -f -- "$1" | od -An -v -tx1 | tr -d ' \n'); fi
-  echo "$$ $s ${t:--}"
-  od -An -v -tx1 -N "$2" -- "$1" 2>/dev/null | tr -d ' \n'; echo
-  od -An -v -tx1 -j "$3" -N "$4" -- "$1" 2>/dev/null | tr -d ' \n'; echo
+  echo "$$ $s"
+  if [ -L "$1" ]; then readlink -f -- "$1" | od -An -v -tx1; fi; echo .
+  od -An -v -tx1 -N "$2" -- "$1" 2>/dev/null; echo .
+  od -An -v -tx1 -j "$3" -N "$4" -- "$1" 2>/dev/null; echo .
 }
 """
+"""``look FILE`` sets ``s`` to the file's quick key (device, inode, size, modification time to
+the nanosecond), failing when there is no such file; ``describe FILE HEAD WINDOW_START WINDOW``
+then prints the description of the file just looked at: ``PID`` and the key on one line, then
+three hex blocks (where a symbolic link leads, empty for a plain file; the first bytes; the
+window)."""
+
+END = b"."
+"""The line that ends a hex block."""
+
+REPORT_BLOCKS = 3
+"""Hex blocks in a description: the link's target, the first bytes, the window."""
 
 FOLLOW = (
     _DESCRIBE
     + r"""
-describe "$1" "$2" "$3" "$4" || { echo missing; exit 0; }
+look "$1" || { echo missing; exit 0; }
+describe "$1" "$2" "$3" "$4"
 exec tail -c +"$(($5 + 1))" -f --pid="$PPID" -- "$6" 2>&1
 """
 )
@@ -53,8 +70,8 @@ _DESCRIBE_EACH = (
     + r"""
 hl=$1 ws=$2 wl=$3; shift 3
 for f do
-  printf '%s' "$f" | od -An -v -tx1 | tr -d ' \n'; echo
-  describe "$f" "$hl" "$ws" "$wl" || echo missing
+  printf '%s' "$f" | od -An -v -tx1; echo .
+  if look "$f"; then describe "$f" "$hl" "$ws" "$wl"; else echo missing; fi
 done
 """
 )
@@ -94,7 +111,8 @@ def read_range_argv(path: str, start: int, length: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class FileReport:
-    """What a script saw of a file: identity, size, first bytes and the window bytes."""
+    """What a script saw of a file: identity, size, modification time, first bytes and the
+    window bytes."""
 
     pid: int
     dev: int
@@ -104,36 +122,65 @@ class FileReport:
     window: bytes
     target: str | None = None
     """Where the path leads when it is a symbolic link (fully resolved), else None."""
+    modified: str = ""
+    """The modification time as ``stat -c %.9Y`` prints it (seconds and nanoseconds)."""
 
     @property
     def identity(self) -> tuple[int, int]:
         return (self.dev, self.ino)
+
+    @property
+    def key(self) -> str:
+        """The quick key the file had when it was described, as :data:`PROBE_LOOP` compares it."""
+        return f"{self.dev} {self.ino} {self.size} {self.modified}"
 
 
 class ReportError(ValueError):
     """A script printed something that is not a report (the host lacks a tool, most likely)."""
 
 
-def _unhex(line: bytes) -> bytes:
+_STAMP = re.compile(rb"-?[0-9]+(\.[0-9]+)?")
+
+
+def _unhex(data: bytes) -> bytes:
+    """The bytes of ``od -An -tx1`` output (spaces and newlines are dropped)."""
     try:
-        return binascii.unhexlify(line.strip())
+        return binascii.unhexlify(b"".join(data.split()))
     except (binascii.Error, ValueError) as exc:
-        raise ReportError(f"not hex: {line[:80]!r}") from exc
+        raise ReportError(f"not hex: {data[:80]!r}") from exc
+
+
+def _block(lines: Sequence[bytes], start: int) -> tuple[bytes, int]:
+    """The bytes of the hex block that begins at ``lines[start]``, and the index past its end."""
+    for index in range(start, len(lines)):
+        if lines[index].strip() == END:
+            return _unhex(b"".join(lines[start:index])), index + 1
+    raise ReportError(f"a hex block without its end: {list(lines[start : start + 4])!r}")
+
+
+def _report_at(lines: Sequence[bytes], start: int) -> tuple[FileReport, int]:
+    """The description that begins at ``lines[start]``, and the index of the line after it."""
+    if start >= len(lines):
+        raise ReportError("a report is missing")
+    fields = lines[start].split()
+    if (
+        len(fields) != 5
+        or not all(n.isdigit() for n in fields[:4])
+        or _STAMP.fullmatch(fields[4]) is None
+    ):
+        raise ReportError(f"bad report header: {lines[start][:80]!r}")
+    pid, dev, ino, size = (int(n) for n in fields[:4])
+    link, index = _block(lines, start + 1)
+    head, index = _block(lines, index)
+    window, index = _block(lines, index)
+    target = link.removesuffix(b"\n").decode("utf-8", "surrogateescape") or None
+    modified = fields[4].decode("ascii")
+    return FileReport(pid, dev, ino, size, head, window, target, modified), index
 
 
 def parse_report(lines: Sequence[bytes]) -> FileReport:
-    """Parse the three lines ``describe`` prints."""
-    if len(lines) < 3:
-        raise ReportError(f"short report: {list(lines)!r}")
-    fields = lines[0].split()
-    numbers, link = fields[:4], fields[4:]
-    if len(numbers) != 4 or not all(n.isdigit() for n in numbers) or len(link) > 1:
-        raise ReportError(f"bad report header: {lines[0][:80]!r}")
-    pid, dev, ino, size = (int(n) for n in numbers)
-    target = None
-    if link and link[0] != b"-":
-        target = _unhex(link[0]).removesuffix(b"\n").decode("utf-8", "surrogateescape")
-    return FileReport(pid, dev, ino, size, _unhex(lines[1]), _unhex(lines[2]), target)
+    """Parse the lines ``describe`` prints (its header line, then its hex blocks)."""
+    return _report_at(lines, 0)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,32 +192,41 @@ class Candidate:
 
 
 def parse_locate(output: bytes) -> list[Candidate]:
-    """Parse :data:`LOCATE` output (a name line, then a report or ``missing``, per file)."""
+    """Parse :data:`LOCATE` output (a name block, then a report or ``missing``, per file)."""
     lines = output.split(b"\n")
     found: list[Candidate] = []
     index = 0
-    while index + 1 < len(lines) and lines[index]:
-        name = _unhex(lines[index]).decode("utf-8", "surrogateescape")
-        if lines[index + 1].strip() == b"missing":
-            index += 2
+    while index < len(lines) and lines[index]:
+        raw, index = _block(lines, index)
+        name = raw.decode("utf-8", "surrogateescape")
+        if index < len(lines) and lines[index].strip() == b"missing":
+            index += 1
             continue
-        found.append(Candidate(name, parse_report(lines[index + 1 : index + 4])))
-        index += 4
+        report, index = _report_at(lines, index)
+        found.append(Candidate(name, report))
     return found
 
 
 def split_header(buffer: bytes) -> tuple[list[bytes], bytes] | None:
-    """Split a :data:`FOLLOW` header off the stream: (header lines, rest), or None if partial."""
+    """Split one answer off the front of ``buffer``: (its lines, the rest), None while partial.
+
+    The answer is a one-word line (``missing``, or :data:`PROBE_LOOP`'s ``same``) or a
+    description; a description ends with the end line of its last hex block (the bytes of the
+    :data:`FOLLOW` stream come after its header).
+    """
     first = buffer.find(b"\n")
     if first < 0:
         return None
-    if buffer[:first].strip() == b"missing":
-        return [b"missing"], buffer[first + 1 :]
-    second = buffer.find(b"\n", first + 1)
-    third = buffer.find(b"\n", second + 1) if second >= 0 else -1
-    if third < 0:
-        return None
-    return buffer[:third].split(b"\n"), buffer[third + 1 :]
+    word = buffer[:first].strip()
+    if word in (b"missing", b"same"):
+        return [word], buffer[first + 1 :]
+    end = first
+    for _ in range(REPORT_BLOCKS):
+        end = buffer.find(b"\n" + END + b"\n", end)
+        if end < 0:
+            return None
+        end += len(END) + 1
+    return buffer[:end].split(b"\n"), buffer[end + 1 :]
 
 
 def nonce_path(path: str, token: int, bits: int = 32) -> tuple[str, bytes]:
@@ -274,21 +330,19 @@ PROBE_LOOP = (
     _DESCRIBE
     + r"""
 while read -r hl ws wl key; do
-  q=$(stat -L -c '%d %i %s %.9Y' -- "$1" 2>/dev/null) || { echo missing; continue; }
-  if [ "$q" = "$key" ]; then echo same; continue; fi
-  echo "$q"
-  describe "$1" "$hl" "$ws" "$wl" || echo missing
+  look "$1" || { echo missing; continue; }
+  if [ "$s" = "$key" ]; then echo same; else describe "$1" "$hl" "$ws" "$wl"; fi
 done
 """
 )
 """A long-lived checker: one ``hl ws wl key`` request line in; out, ``missing``, or ``same`` when
 the file's quick key (device, inode, size and modification time to the nanosecond) is ``key``,
-or the new quick key and then the description.
+or the description (whose header holds the new quick key).
 
 Running checks in one shell avoids starting a login shell (and its start-up files) each time,
 and the quick key answers a check of a file nobody wrote since the last one with one ``stat``
-instead of the five processes of a description (the first bytes and the window bytes cannot have
-changed when neither the size nor the modification time did).
+instead of the three processes of a description (the first bytes and the window bytes cannot
+have changed when neither the size nor the modification time did).
 """
 
 NO_KEY = "-"
@@ -302,7 +356,8 @@ def probe_loop_argv(path: str) -> list[str]:
 def parse_probe_answer(output: bytes) -> FileReport | None:
     """The report in :data:`PROBE_LOOP`'s answer to one question without a key (None: the file
     is missing)."""
-    lines = output.split(b"\n")
-    if lines[0].strip() == b"missing" or (len(lines) > 1 and lines[1].strip() == b"missing"):
-        return None
-    return parse_report(lines[1:4])
+    parts = split_header(output)
+    if parts is None:
+        raise ReportError(f"a partial answer: {output[:80]!r}")
+    lines = parts[0]
+    return None if lines == [b"missing"] else parse_report(lines)
