@@ -274,7 +274,7 @@ def _screen_row(app: GpuApp, row: int) -> str:
     return "".join(segment.text for segment in strips[row]).rstrip()
 
 
-async def test_header_summary_repaints_a_change_and_takes_the_width_of_its_line() -> None:
+async def test_header_summary_repaints_each_change_in_place() -> None:
     clock = Clock()
     model = _telemetry(clock)
     app = GpuApp()
@@ -291,9 +291,9 @@ async def test_header_summary_repaints_a_change_and_takes_the_width_of_its_line(
         await pilot.pause()
         assert _screen_row(app, 0) == "GPU 812.5/1123.2G · 8 GPUs · util 100%"
         assert summary.size.width == width
-        # A narrower line: laid out again to its own width.
+        # A shorter line: repainted, the widget keeps its row's width.
         model.apply(GpuBatch(tuple(replace(s, util_pct=5.0) for s in busy)))
         summary.show(model.snapshot(), clock.now)
         await pilot.pause()
         assert _screen_row(app, 0) == "GPU 807.9/1123.2G · 8 GPUs · util 5%"
-        assert summary.size.width == width - 2
+        assert summary.size.width == width == 80

@@ -11,7 +11,12 @@ from textual.pilot import Pilot
 
 from tests.ui.monitor_factory import READY_HEALTH, feed_until, make_monitor
 from tests.ui.startup_log import line
-from tui.app.monitor.monitor_app import BUSY_FLUSH_SECONDS, FRAME_SECONDS, MonitorApp
+from tui.app.monitor.monitor_app import (
+    BUSY_FLUSH_SECONDS,
+    FRAME_MARGIN,
+    FRAME_SECONDS,
+    MonitorApp,
+)
 from tui.app.screens.main_screen import PANEL_CLOCK_STEP
 from tui.engine.servers.monitor_traffic import monitor_path
 from tui.engine.startup.vocabulary import Verdict
@@ -23,7 +28,7 @@ def _armed_at_frame(app: MonitorApp) -> bool:
     """The armed repaint runs at a frame boundary (not within the short flush delay)."""
     due = app.flush_due_at
     assert due is not None
-    offset = due % FRAME_SECONDS
+    offset = (due - FRAME_MARGIN) % FRAME_SECONDS
     return min(offset, FRAME_SECONDS - offset) < 1e-6
 
 

@@ -65,11 +65,13 @@ BUSY_FLUSH_SECONDS = 0.25
 """Least time between two repaints while changes keep coming (a log flood): the screen then
 shows the latest state four times a second instead of ten."""
 CLOCK_SECONDS = 1.0
-FRAME_SECONDS = PANEL_CLOCK_STEP / 2
+FRAME_SECONDS = PANEL_CLOCK_STEP
 """While the server is READY, readings on a timer (GPUs every 2 s, ``/metrics`` every 2 s) are
-shown at the next multiple of this on the monotonic clock, together with the panels' stepped
-clocks: a quiet serving screen repaints at most this often. Log lines, verdicts, alarms and keys
-show at once."""
+shown at the next multiple of this on the monotonic clock, which is when the panels' stepped
+clocks turn: a quiet serving screen repaints once per step, everything in one frame. Log lines,
+verdicts, alarms, the first figures and keys show at once."""
+FRAME_MARGIN = 0.01
+"""A frame runs this long after its boundary, so that the stepped clocks have turned in it."""
 
 
 class MonitorApp(App[int]):
@@ -295,7 +297,7 @@ class MonitorApp(App[int]):
         now = time.monotonic()
         delay = max(FLUSH_SECONDS, BUSY_FLUSH_SECONDS - (now - self._flushed_at))
         if lazy and self._serving:
-            delay = max(delay, FRAME_SECONDS - now % FRAME_SECONDS)
+            delay = max(delay, FRAME_SECONDS - now % FRAME_SECONDS + FRAME_MARGIN)
         due = now + delay
         if self._flush_timer is not None and self._flush_at <= due:
             return

@@ -226,7 +226,7 @@ class GpuSummary(Widget):
     """The header's total GPU memory, GPU count and mean utilisation, or "no telemetry"."""
 
     DEFAULT_CSS = """
-    GpuSummary { height: 1; width: auto; }
+    GpuSummary { height: 1; width: 1fr; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -236,13 +236,13 @@ class GpuSummary(Widget):
         self._shown: Content | None = None
 
     def show(self, snapshot: GpuSnapshot, now: float) -> None:
-        """Take the latest telemetry; repaint only when the line changed, and lay the header
-        out again only when its width did (the line sizes the widget)."""
+        """Take the latest telemetry; repaint only when the line changed (the widget takes its
+        row's width, so a longer or shorter line never lays the header out again)."""
         self.snapshot, self.now = snapshot, now
         line = summary_line(snapshot, now)
-        shown, self._shown = self._shown, line
-        if shown is None or not line.is_same(shown):
-            self.refresh(layout=shown is None or line.cell_length != shown.cell_length)
+        if self._shown is None or not line.is_same(self._shown):
+            self._shown = line
+            self.refresh()
 
     def render(self) -> Content:
         return summary_line(self.snapshot, self.now)
