@@ -160,6 +160,19 @@ def test_a_narrow_line_drops_sparklines_then_cells_and_never_wraps() -> None:
     assert spark([5.0, 5.0], 4) == "▄▄"
 
 
+def test_the_serving_line_says_when_the_scrapes_are_spaced_out() -> None:
+    state = ServingState()
+    state.read(_report(1))
+    assert figures_line(state, 80).plain.startswith("serving  tok/s 1")
+    state.read(replace(_report(2), interval=10.0, idle=True))
+    line = figures_line(state, 80)
+    assert line.plain.startswith("serving idle · every 10 s  tok/s 1")
+    assert line.cell_length <= 80
+    assert "\n" not in line.plain
+    state.read(_report(3))
+    assert "idle" not in figures_line(state, 80).plain
+
+
 async def test_leaving_ready_hides_the_figures() -> None:
     app, clock = make_monitor()
     async with app.run_test(size=(120, 30)) as pilot:

@@ -85,6 +85,7 @@ def _options(args: argparse.Namespace, profile: Profile | None) -> ScrapeOptions
     serving = profile.serving
     return ScrapeOptions(
         interval=args.interval or serving.interval,
+        idle_interval=serving.idle_interval,
         engine=profile.engine,
         thresholds=serving.alarms,
     )

@@ -378,9 +378,11 @@ def _stall(table: Table) -> StallConfig:
 
 def _serving(table: Table) -> ServingConfig:
     default = AlarmThresholds()
+    interval = table.guard(2.0, _interval, table)
     serving = ServingConfig(
         metrics=table.flag("metrics", True),
-        interval=table.guard(2.0, _interval, table),
+        interval=interval,
+        idle_interval=table.guard(max(10.0, interval), _idle_interval, table, interval),
         alarms=AlarmThresholds(
             accept_floor=table.number("accept_floor", default.accept_floor, 0.0, 1000.0),
             accept_drop=table.number("accept_drop", default.accept_drop, 0.0, 1.0),
@@ -422,4 +424,12 @@ def _interval(table: Table) -> float:
     seconds = table.duration("interval", 2.0, positive=True)
     if seconds < 0.1:
         raise table.error("interval", "must be at least 0.1 s")
+    return seconds
+
+
+def _idle_interval(table: Table, interval: float) -> float:
+    """The scrape interval of an idle server: no shorter than ``interval``."""
+    seconds = table.duration("idle_interval", max(10.0, interval), positive=True)
+    if seconds < interval:
+        raise table.error("idle_interval", f"must be at least interval ({interval:g} s)")
     return seconds

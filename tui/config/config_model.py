@@ -127,6 +127,8 @@ class ServingConfig:
 
     metrics: bool = True
     interval: float = 2.0
+    idle_interval: float = 10.0
+    """Seconds between scrapes once the server was found idle three scrapes in a row."""
     alarms: AlarmThresholds = field(default_factory=AlarmThresholds)
     health_grace: float = DEFAULT_HEALTH_GRACE
     """Seconds a READY server's ``/health`` may fail (DEGRADED) before the verdict is FAILED."""

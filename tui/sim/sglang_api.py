@@ -39,7 +39,8 @@ WARMUP_FAILURE = (
 
 
 async def health(request: Request) -> Response:
-    """503 until the warm-up succeeded; then a real one-token generation when idle."""
+    """503 until the warm-up succeeded; then a real one-token generation when idle, which the
+    metrics do not count (SGLang sends it with ``log_metrics=False``)."""
     state = state_of(request)
     if state.status == "stopping":
         state.log_main("Health check request received during shutdown. Returning 503.")
@@ -47,7 +48,9 @@ async def health(request: Request) -> Response:
         return Response(status_code=503)
     idle = not state.stats.running and state.stats.waiting == 0
     if not state.health_lies and (idle or request.url.path == "/health_generate"):
-        await _drain(state, state.new_request(1, 1))
+        check = state.new_request(1, 1)
+        check.log_metrics = False
+        await _drain(state, check)
     return Response(status_code=200)
 
 

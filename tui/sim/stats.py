@@ -114,8 +114,9 @@ class ServerStats(Activity):
 
     def admitted(self, req: GenRequest) -> None:
         self.waiting -= 1
-        self.totals.requests += 1
-        self.totals.prompt_tokens += req.prompt_tokens
+        if req.log_metrics:
+            self.totals.requests += 1
+            self.totals.prompt_tokens += req.prompt_tokens
         now = self.clock()
         gap = max(now - self.prefill.started, 1e-6)
         usage = (self.tokens_in_use + req.prompt_tokens) / self.capacity
@@ -130,7 +131,8 @@ class ServerStats(Activity):
 
     def first_token(self, req: GenRequest, wait_s: float) -> None:
         arrived = self._arrived.get(req.rid, self.clock())
-        self.totals.ttft.observe(self.clock() - arrived)
+        if req.log_metrics:
+            self.totals.ttft.observe(self.clock() - arrived)
         self._last_token[req.rid] = self.clock()
         if req.max_new_tokens > 0:
             self._add_tokens(req, 1)
@@ -144,7 +146,8 @@ class ServerStats(Activity):
     def stepped(self, req: GenRequest, count: int) -> None:
         now = self.clock()
         last = self._last_token.get(req.rid, now)
-        self.totals.itl.observe((now - last) / max(count, 1), count)
+        if req.log_metrics:
+            self.totals.itl.observe((now - last) / max(count, 1), count)
         self._last_token[req.rid] = now
         self._add_tokens(req, count)
         totals, window = self.totals, self.window
@@ -166,10 +169,12 @@ class ServerStats(Activity):
             self.waiting -= 1
             return
         self.running.pop(req.rid, None)
-        self.totals.e2e.observe(self.clock() - arrived)
+        if req.log_metrics:
+            self.totals.e2e.observe(self.clock() - arrived)
 
     def _add_tokens(self, req: GenRequest, count: int) -> None:
-        self.totals.generation_tokens += count
+        if req.log_metrics:
+            self.totals.generation_tokens += count
         self.window.tokens += count
         if req.rid in self.running:
             self.running[req.rid] += count

@@ -145,6 +145,8 @@ class GenRequest:
     """The ``max_tokens`` asked for when the answer's end-of-sequence comes sooner."""
     admitted_at: float | None = None
     """Wall-clock time (``time.time()``) the request got its slot and its TTFT clock started."""
+    log_metrics: bool = True
+    """False for SGLang's own health check, which its ``/metrics`` counters leave out."""
 
     @property
     def finish_reason(self) -> str:

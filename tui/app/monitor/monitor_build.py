@@ -150,7 +150,10 @@ def metrics_setup(session: HostSession, settings: WatchSettings) -> MetricsSetup
     if settings.port is None or not serving.metrics:
         return None
     options = ScrapeOptions(
-        interval=serving.interval, engine=settings.engine, thresholds=serving.alarms
+        interval=serving.interval,
+        idle_interval=serving.idle_interval,
+        engine=settings.engine,
+        thresholds=serving.alarms,
     )
     return MetricsSetup(session, settings.port, options)
 

@@ -6,6 +6,10 @@ stops when the verdict leaves both. Each
 scrape comes back as a message; alarms that start are handed to ``on_alarm`` (a toast, the
 bell and the title, as for the verdicts). Without ``/metrics`` the panel says so and shows
 the decode lines' figures instead.
+
+While the scrapes are spaced out for an idle server, the log showing the server at work (a
+decode line with tokens generated, or a request that is not the monitor's own) wakes the
+scraper: it scrapes at once and at its interval again.
 """
 
 from __future__ import annotations
@@ -25,13 +29,34 @@ from tui.app.serving.serving_state import ServingState
 from tui.app.serving.serving_text import figures_line, status_line
 from tui.app.widgets.content_line import ContentLine
 from tui.engine.metrics.alarms import ServingAlarm
-from tui.engine.startup.snapshot import DecodeSummary
-from tui.io.metrics.metrics_scrape import MetricsScraped
+from tui.engine.startup.snapshot import DecodeSummary, Snapshot
+from tui.io.metrics.metrics_scrape import MetricsScraped, MetricsScraper
 from tui.io.metrics.metrics_setup import MetricsSetup
 
 AlarmSink = Callable[[ServingAlarm], None]
 ChangeSink = Callable[[bool], None]
 """Told that the figures changed; ``True`` when showing them may wait for the next frame."""
+Work = tuple[int, int]
+"""What the log showed of the server's work so far: decode lines, and requests that are not
+the monitor's own."""
+
+
+def work_seen(snapshot: Snapshot) -> Work:
+    """The work ``snapshot``'s log showed so far."""
+    return (snapshot.decode.lines, snapshot.requests)
+
+
+def at_work(before: Work, snapshot: Snapshot) -> bool:
+    """The log showed the server at work since ``before``: a request that is not the
+    monitor's, or a decode line with tokens generated (vLLM's older engine logs its figures
+    every ten seconds, idle or not, with a throughput of 0)."""
+    lines, requests = work_seen(snapshot)
+    if requests > before[1]:
+        return True
+    if lines <= before[0]:
+        return False
+    throughput = snapshot.decode.gen_throughput
+    return not throughput or throughput[-1] > 0
 
 
 class ServingLine(ContentLine):
@@ -67,6 +92,9 @@ class ServingPanel(Vertical):
         self.on_alarm = on_alarm
         self.state = ServingState()
         self.worker: Worker[None] | None = None
+        self.scraper: MetricsScraper | None = None
+        """The scraper the worker runs (None while not scraping)."""
+        self._work: Work = (0, 0)
         self.on_change: ChangeSink | None = None
         """Who repaints: told of each scrape, which is then drawn by the next
         :meth:`verdict_seen` (None: drawn at once)."""
@@ -88,25 +116,34 @@ class ServingPanel(Vertical):
             self.start()
         else:
             self.stop()
+        self._wake_at_work(view.snapshot)
         if self.state.absent or self._pending:
             self._redraw()
+
+    def _wake_at_work(self, snapshot: Snapshot) -> None:
+        """Wake a scraper that spaced its scrapes out when the log shows the server at work."""
+        before, scraper = self._work, self.scraper
+        self._work = work_seen(snapshot)
+        if scraper is not None and scraper.idle and at_work(before, snapshot):
+            scraper.wake()
 
     def start(self) -> None:
         """Scrape from now on (nothing happens while already scraping or without a setup)."""
         if self.worker is None and self.setup is not None:
-            self.worker = self.run_worker(self._scrape(self.setup), group="serving",
+            self.scraper = self.setup.scraper()
+            self.worker = self.run_worker(self._scrape(self.scraper), group="serving",
                                           exit_on_error=False)  # fmt: skip
 
     def stop(self) -> None:
         """Stop scraping and hide the figures (they would be stale)."""
         if self.worker is not None:
             self.worker.cancel()
-            self.worker = None
+            self.worker = self.scraper = None
             self.state.stopped()
             self._redraw()
 
-    async def _scrape(self, setup: MetricsSetup) -> None:
-        async with contextlib.aclosing(setup.scraper().scrapes()) as reports:
+    async def _scrape(self, scraper: MetricsScraper) -> None:
+        async with contextlib.aclosing(scraper.scrapes()) as reports:
             async for report in reports:
                 if isinstance(report, MetricsScraped):
                     self.post_message(MetricsRead(report))

@@ -31,6 +31,8 @@ class ServingState:
     missing: str | None = None
     absent: bool = False
     engine: str | None = None
+    idle_every: float | None = None
+    """The seconds between scrapes while they are spaced out for an idle server, else None."""
     version: int = 0
     timed: deque[TimedFigures] = field(default_factory=lambda: deque(maxlen=KEPT))
     """Every interval's figures with the time its scrape ended."""
@@ -47,18 +49,20 @@ class ServingState:
         self.alarms = report.active
         self.missing, self.absent = None, False
         self.engine = report.engine
+        self.idle_every = report.interval if report.idle else None
         self._moved()
 
     def stopped(self) -> None:
         """The server left READY: nothing is shown until it serves again (the benchmark's
         intervals are kept)."""
         self.figures, self.alarms, self.missing, self.absent = None, (), None, False
-        self.ranks = ()
+        self.ranks, self.idle_every = (), None
         self.history.clear()
         self._moved()
 
     def missed(self, report: MetricsMissing) -> None:
         self.missing, self.absent = report.reason, report.absent
+        self.idle_every = None
         self._moved()
 
     def _moved(self) -> None:

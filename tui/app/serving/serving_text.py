@@ -35,21 +35,30 @@ def spark(values: Sequence[float], width: int) -> str:
 def figures_line(state: ServingState, width: int) -> Content:
     """``serving  tok/s 1600 ▂▃▅▇  run 4  queue 0  accept 2.98 (66%) ...`` fitted to ``width``:
     sparklines while there is room for them, then as many cells as fit. The pieces are measured
-    as plain text and the line is assembled once, for the layout that fits."""
+    as plain text and the line is assembled once, for the layout that fits. While the scrapes
+    are spaced out for an idle server the head says so: ``serving idle · every 10 s  tok/s 0``."""
     if state.figures is None:
         return Content("")
+    head = _head(state)
     cells = figure_cells(state.figures)
     for spark_width in (SPARK_WIDTH, 5, 0):
         pieces = _pieces(cells, state, spark_width)
-        if _fitting(pieces, width) == len(pieces):
-            return _assemble(pieces)
+        if _fitting(head, pieces, width) == len(pieces):
+            return _assemble(head, pieces)
     pieces = _pieces(cells, state, 0)
-    return _assemble(pieces[: _fitting(pieces, width)])
+    return _assemble(head, pieces[: _fitting(head, pieces, width)])
 
 
 Piece = list[tuple[str, str]]
 """One cell's (text, style) runs."""
 HEAD = ("serving", "bold $rank-ready")
+
+
+def _head(state: ServingState) -> Piece:
+    """``serving``, and how far apart the scrapes are while the server is idle."""
+    if state.idle_every is None:
+        return [HEAD]
+    return [HEAD, (f" idle · every {state.idle_every:g} s", "$text-muted")]
 
 
 def _pieces(cells: list[tuple[str, str]], state: ServingState, spark_width: int) -> list[Piece]:
@@ -63,9 +72,9 @@ def _pieces(cells: list[tuple[str, str]], state: ServingState, spark_width: int)
     return pieces
 
 
-def _fitting(pieces: list[Piece], width: int) -> int:
+def _fitting(head: Piece, pieces: list[Piece], width: int) -> int:
     """How many of the pieces fit after the head."""
-    used = cell_len(HEAD[0])
+    used = sum(cell_len(text) for text, _ in head)
     for count, piece in enumerate(pieces):
         used += sum(cell_len(text) for text, _ in piece)
         if used > width:
@@ -73,8 +82,8 @@ def _fitting(pieces: list[Piece], width: int) -> int:
     return len(pieces)
 
 
-def _assemble(pieces: list[Piece]) -> Content:
-    return Content.assemble(HEAD, *(run for piece in pieces for run in piece))
+def _assemble(head: Piece, pieces: list[Piece]) -> Content:
+    return Content.assemble(*head, *(run for piece in pieces for run in piece))
 
 
 def status_line(state: ServingState, decode: DecodeSummary, width: int) -> Content:

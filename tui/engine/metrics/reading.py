@@ -25,6 +25,8 @@ GAUGES_SUMMED = ("running", "queued", "gen_throughput")
 GAUGES_AVERAGED = ("kv_usage", "prefix_hit_rate", "accept_length", "accept_rate")
 COUNTERS = (
     "generation_tokens",
+    "prompt_tokens",
+    "requests",
     "prefix_hits",
     "prefix_queries",
     "preemptions",

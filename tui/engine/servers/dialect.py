@@ -72,6 +72,10 @@ class MetricNames:
     """Gauge: the KV cache in use, as a fraction (1 is full)."""
     generation_tokens: tuple[str, ...] = ()
     """Counter: tokens generated."""
+    prompt_tokens: tuple[str, ...] = ()
+    """Counter: prompt tokens prefilled."""
+    requests: tuple[str, ...] = ()
+    """Counter: requests the engine finished."""
     gen_throughput: tuple[str, ...] = ()
     """Gauge: generated tokens per second as the engine measures it."""
     prefix_hits: tuple[str, ...] = ()

@@ -10,11 +10,17 @@ The interval doubles (up to ``max_interval``) while the server takes more than h
 answer or does not answer at all, and comes back once it answers quickly again. An engine that
 serves no ``/metrics`` (SGLang without ``--enable-metrics``) answers 404: that is reported once,
 and asked again only every ``max_interval``.
+
+After ``idle_scrapes`` scrapes in a row that found the server idle (see
+:mod:`~tui.engine.metrics.idleness`) the scrapes are ``idle_interval`` apart (or further, while
+the server is slow), until one finds it at work again or :meth:`MetricsScraper.wake` is called:
+then the next scrape is at once and the interval is back to what the server's answers allow.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,6 +29,7 @@ import httpcore
 
 from tui.engine.logs.sanitize import printable
 from tui.engine.metrics.alarms import AlarmThresholds, AlarmWatch, ServingAlarm
+from tui.engine.metrics.idleness import idle_between
 from tui.engine.metrics.metrics_window import MetricsWindow, WindowedFigures
 from tui.engine.metrics.reading import engine_names, read_scrape
 from tui.engine.servers import registry
@@ -56,7 +63,9 @@ class MetricsScraped:
     active: tuple[ServingAlarm, ...]
     latency_ms: float
     interval: float
-    """The time until the next scrape (longer than asked while the server is slow)."""
+    """The time until the next scrape (longer than asked while the server is slow or idle)."""
+    idle: bool = False
+    """The server was idle long enough that the scrapes are ``idle_interval`` apart."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,11 @@ class ScrapeOptions:
     interval: float = 2.0
     timeout: float = 5.0
     max_interval: float = 30.0
+    idle_interval: float = 10.0
+    """The time between scrapes of a server found idle ``idle_scrapes`` times in a row (never
+    less than ``interval``)."""
+    idle_scrapes: int = 3
+    """Scrapes in a row that must find the server idle before the next ones are spaced out."""
     engine: str = registry.AUTO
     api_key: str | None = None
     thresholds: AlarmThresholds = field(default_factory=AlarmThresholds)
@@ -99,6 +113,12 @@ class MetricsScraper:
         self.window = MetricsWindow()
         self.watch = AlarmWatch(self.options.thresholds)
         self.interval = self.options.interval
+        """The time until the next scrape."""
+        self._paced = self.options.interval
+        """The interval the server's answers allow: doubled while it is slow."""
+        self.idle_count = 0
+        """Scrapes in a row that found the server idle."""
+        self._woken = asyncio.Event()
         self._engine = self.options.engine if registry.find(self.options.engine) else None
         dialects = registry.dialects()
         if self._engine is not None:
@@ -125,23 +145,56 @@ class MetricsScraper:
                 else:
                     absent = False
                     yield report
-                await asyncio.sleep(self.interval)
+                await self._pause()
+
+    @property
+    def idle(self) -> bool:
+        """The server was found idle ``idle_scrapes`` times in a row: the scrapes are spaced
+        out."""
+        return self.idle_count >= self.options.idle_scrapes
+
+    def wake(self) -> None:
+        """The server is at work (its log says so): scrape now, and every ``interval`` from
+        then on. Does nothing unless the scrapes are spaced out for an idle server."""
+        if not self.idle:
+            return
+        self.idle_count = 0
+        self.interval = self._paced
+        self._woken.set()
+
+    async def _pause(self) -> None:
+        """Wait ``interval`` seconds, or until :meth:`wake` is called."""
+        woken = self._woken
+        with contextlib.suppress(asyncio.TimeoutError):
+            await within(woken.wait(), self.interval)
+        woken.clear()
 
     async def scrape(self, pool: httpcore.AsyncConnectionPool) -> MetricsScraped | MetricsMissing:
         """One scrape; sets ``interval`` for the next."""
         started = time.perf_counter()
-        report = await self._fetch(pool)
+        fetched = await self._fetch(pool)
         took = time.perf_counter() - started
-        slow = took > self.interval / 2 or isinstance(report, MetricsMissing)
-        if slow:
-            self.interval = min(self.interval * 2, self.options.max_interval)
-        else:
-            self.interval = self.options.interval
+        self._pace(took, fetched)
+        report = fetched if isinstance(fetched, MetricsMissing) else self._read(fetched, took)
         if isinstance(report, MetricsMissing):
-            if report.absent:
-                self.interval = self.options.max_interval
-            return report
-        return self._read(report, took * 1000)
+            self._count_idle(False)
+        return report
+
+    def _pace(self, took: float, fetched: str | MetricsMissing) -> None:
+        """Double the interval while the server is slow or does not answer, back to the one
+        asked once it answers quickly; every ``max_interval`` while it has no ``/metrics``."""
+        if isinstance(fetched, MetricsMissing) and fetched.absent:
+            self._paced = self.options.max_interval
+        elif took > self._paced / 2 or isinstance(fetched, MetricsMissing):
+            self._paced = min(self._paced * 2, self.options.max_interval)
+        else:
+            self._paced = self.options.interval
+
+    def _count_idle(self, idle: bool) -> None:
+        """Count the scrapes in a row that found the server idle, and set ``interval``."""
+        self.idle_count = self.idle_count + 1 if idle else 0
+        spaced = max(self.options.idle_interval, self._paced)
+        self.interval = spaced if self.idle else self._paced
 
     async def _fetch(self, pool: httpcore.AsyncConnectionPool) -> str | MetricsMissing:
         timeout = self.options.timeout
@@ -160,7 +213,7 @@ class MetricsScraper:
             return MetricsMissing(f"{PATH} answered more than {MAX_BYTES} bytes")
         return answer.content.decode("utf-8", errors="replace")
 
-    def _read(self, text: str, latency_ms: float) -> MetricsScraped | MetricsMissing:
+    def _read(self, text: str, took: float) -> MetricsScraped | MetricsMissing:
         at = self._clock()
         try:
             scrape = self.reader.read(text, at)
@@ -172,7 +225,9 @@ class MetricsScraper:
                 return MetricsMissing(f"{PATH} holds none of the engines' serving metrics")
             self._engine = found
         names = registry.or_default(self._engine).metric_names
-        figures = self.window.add(read_scrape(scrape, names))
+        reading, before = read_scrape(scrape, names), self.window.latest
+        figures = self.window.add(reading)
+        self._count_idle(idle_between(before, reading))
         started = self.watch.update(at, figures)
         return MetricsScraped(
             at,
@@ -180,6 +235,7 @@ class MetricsScraper:
             figures,
             tuple(started),
             tuple(self.watch.active.values()),
-            latency_ms,
+            took * 1000,
             self.interval,
+            self.idle,
         )

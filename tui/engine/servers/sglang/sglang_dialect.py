@@ -49,6 +49,8 @@ class SglangDialect:
         queued=("sglang:num_queue_reqs",),
         kv_usage=("sglang:token_usage",),
         generation_tokens=("sglang:generation_tokens_total",),
+        prompt_tokens=("sglang:prompt_tokens_total",),
+        requests=("sglang:num_requests_total",),
         gen_throughput=("sglang:gen_throughput",),
         prefix_hit_rate=("sglang:cache_hit_rate",),
         ttft=("sglang:time_to_first_token_seconds",),

@@ -50,6 +50,8 @@ class VllmDialect:
         queued=("vllm:num_requests_waiting",),
         kv_usage=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
         generation_tokens=("vllm:generation_tokens_total",),
+        prompt_tokens=("vllm:prompt_tokens_total",),
+        requests=("vllm:request_success_total",),
         prefix_hits=("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
         prefix_queries=(
             "vllm:prefix_cache_queries_total",
