@@ -16,7 +16,9 @@ The baseline is measured in the same run: ``tail -f`` of the same file in a seco
 same tmux server, beside each case. Two more cases measure idle serving: ``watch`` over SSH of a
 simulated server once READY (health, generation probe, telemetry and the tail all live), and
 ``bringup demo`` once READY and its benchmark are done (the simulated servers are speculative and
-export ``/metrics``, so the scrape is live too). ``memory`` feeds lines as fast as the writer goes
+export ``/metrics``, so the scrape is live too), each measured over 30 s once the serving line
+says the scrape has backed off (``idle · every 10 s``: nothing moved in three scrapes).
+``memory`` feeds lines as fast as the writer goes
 for a while, or until ``--memory-lines`` are written (10,000,000 for the target), and reports the
 tree's RSS at the end and its growth per line carried on to 10 M lines.
 
@@ -59,6 +61,8 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 CATCH_UP_LIMIT = 15.0
 IDLE_WINDOW = 30.0
 """Seconds the idle cases are measured over (a 0.1 % difference is 3 clock ticks in it)."""
+IDLE_MARK = "idle · every"
+"""What the serving line says once the scrape of an idle server has backed off."""
 SIZE = ("-x", "160", "-y", "48")
 TARGETS = "busy 4,000 lines/s: main < 25 %, log < 35 %; caught up < 0.5 s; idle serving < 1 %"
 
@@ -342,7 +346,7 @@ def measure_serving(terminal: Terminal, folder: Path, window: float,
     app = terminal.start("app", argv, _env(folder))
     try:
         terminal.wait_for("app", "READY", "generation ok", timeout=180)
-        time.sleep(3.0)
+        _settle_idle(terminal)
         terminal.show("app")
         before = (cpu_ticks(app), time.monotonic())
         time.sleep(window)
@@ -364,7 +368,7 @@ def measure_demo(terminal: Terminal, folder: Path, window: float) -> Figures:
     try:
         terminal.wait_for("app", "READY", "generation ok", timeout=180)
         _until(lambda: _bench_done(terminal.screen("app")), 180.0)
-        time.sleep(5.0)
+        _settle_idle(terminal)
         terminal.show("app")
         before = (cpu_ticks(app), time.monotonic())
         time.sleep(window)
@@ -380,6 +384,14 @@ def measure_demo(terminal: Terminal, folder: Path, window: float) -> Figures:
         return figures
     finally:
         terminal.tmux("kill-session", "-t", "app")
+
+
+def _settle_idle(terminal: Terminal) -> None:
+    """Wait until the screen is idle: the serving line says the scrape has backed off (three
+    scrapes in a row saw nothing move), then a few seconds more."""
+    idle = terminal.wait_for("app", IDLE_MARK, timeout=60.0)
+    print(f"  serving line says {IDLE_MARK!r}: {idle}")
+    time.sleep(3.0)
 
 
 def _bench_done(screen: str) -> bool:
