@@ -65,6 +65,8 @@ class QuietLinuxDriver(LinuxDriver):
         self.exit_event = WakingEvent(self._wake)
 
     def _wake(self) -> None:
+        if self._wake_write < 0:  # closed: its number may belong to another file by now
+            return
         with contextlib.suppress(OSError):  # a full pipe already wakes the thread
             os.write(self._wake_write, b"!")
 
@@ -78,6 +80,7 @@ class QuietLinuxDriver(LinuxDriver):
         for fd in (self._wake_read, self._wake_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        self._wake_read = self._wake_write = -1
 
     def run_input_thread(self) -> None:
         """Read keys until the exit event is set; tick the parser only while a key sequence
