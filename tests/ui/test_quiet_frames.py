@@ -1,7 +1,7 @@
 """A quiet READY screen repaints in frames: readings on a timer (GPUs, ``/metrics``) and the
 monitor's own access lines wait for the next frame boundary and share its repaint; a log line,
-an alarm or the first figures repaint at once; the clock tick repaints only when the panels'
-stepped clocks turn."""
+an alarm or the first figures repaint at once; the clock tick comes, and repaints, only when the
+panels' stepped clocks turn, and every second again once a clock on screen counts seconds."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ import time
 
 from textual.pilot import Pilot
 
-from tests.ui.monitor_factory import READY_HEALTH, feed_until, make_monitor
+from tests.ui.monitor_factory import HEALTH_503, READY_HEALTH, feed_until, make_monitor
 from tests.ui.startup_log import line
+from tui.app.monitor.clock_tick import EARLY, SECOND, quiet_delay
 from tui.app.monitor.monitor_app import (
     BUSY_FLUSH_SECONDS,
     FRAME_MARGIN,
     FRAME_SECONDS,
     MonitorApp,
 )
+from tui.app.screens.log_view import LogScreen
 from tui.app.screens.main_screen import PANEL_CLOCK_STEP
 from tui.engine.servers.monitor_traffic import monitor_path
 from tui.engine.startup.vocabulary import Verdict
@@ -99,3 +101,44 @@ async def test_the_tick_repaints_a_ready_screen_only_when_the_stepped_clocks_tur
         clock.now += PANEL_CLOCK_STEP  # the next step
         app._tick()
         assert app.last_view is not shown or app.state.dirty
+
+
+async def test_a_quiet_ready_screen_ticks_when_its_steps_turn_and_every_second_again_after() -> (
+    None
+):
+    app, clock = make_monitor()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed_until(app, clock, 8, "weights")
+        assert app.clock_tick.delay() == SECOND  # the panels count seconds while it starts
+        feed_until(app, clock, 8, "ready")
+        await _ready(app)
+        clock.now = clock.now // PANEL_CLOCK_STEP * PANEL_CLOCK_STEP + 1.0
+        assert app.clock_tick.delay() == quiet_delay(clock.now)
+        await pilot.pause(SECOND + 0.2)  # the tick armed at the old pace runs, the next waits
+        assert _due_in(app) > SECOND + EARLY
+        app.state.set_health(HEALTH_503)  # READY no longer: the header counts seconds again
+        app.state.touch()
+        app.flush()
+        assert app.last_view is not None
+        assert app.last_view.verdict is not Verdict.READY
+        assert _due_in(app) <= SECOND + EARLY
+
+
+async def test_opening_the_log_view_on_a_quiet_screen_brings_the_tick_forward() -> None:
+    app, clock = make_monitor()
+    async with app.run_test(size=(160, 48)) as pilot:
+        feed_until(app, clock, 8, "ready")
+        await _ready(app)
+        clock.now = clock.now // PANEL_CLOCK_STEP * PANEL_CLOCK_STEP + 1.0
+        await pilot.pause(SECOND + 0.2)
+        assert _due_in(app) > SECOND + EARLY
+        app.action_open_log()
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, LogScreen)
+        assert _due_in(app) <= SECOND + EARLY
+
+
+def _due_in(app: MonitorApp) -> float:
+    due = app.clock_tick.due_in
+    assert due is not None
+    return due

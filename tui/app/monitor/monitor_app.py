@@ -31,6 +31,7 @@ from tui.app.launch.launch_actions import (
 from tui.app.launch.stack_actions import STACK_ACTIONS, STACK_BINDINGS, StackActions
 from tui.app.monitor.alerts import Alerts, NotifyMode
 from tui.app.monitor.clipboard_copy import ClipboardCopy
+from tui.app.monitor.clock_tick import ClockTick
 from tui.app.monitor.monitor_messages import (
     ConnectionChanged,
     HealthPolled,
@@ -64,7 +65,6 @@ FLUSH_SECONDS = 0.1
 BUSY_FLUSH_SECONDS = 0.25
 """Least time between two repaints while changes keep coming (a log flood): the screen then
 shows the latest state four times a second instead of ten."""
-CLOCK_SECONDS = 1.0
 FRAME_SECONDS = PANEL_CLOCK_STEP
 """While the server is READY, readings on a timer (GPUs every 2 s, ``/metrics`` every 2 s) are
 shown at the next multiple of this on the monotonic clock, which is when the panels' stepped
@@ -145,6 +145,7 @@ class MonitorApp(App[int]):
         self._flushed_at = 0.0
         self._gpu_workers: dict[GpuFeed, Worker[None]] = {}
         self._serving = False
+        self.clock_tick = ClockTick(self._tick, self._quiet, self.state.clock)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(SEMANTIC_DEFAULTS)
@@ -177,7 +178,7 @@ class MonitorApp(App[int]):
         self.state.on_change = self._arm_flush
         self.serving.on_change = self.state.touch
         self._arm_flush()
-        self.set_interval(CLOCK_SECONDS, self._tick)
+        self.clock_tick.start(self.set_timer)
         self.run_worker(self.ingest.run(), group="ingest", exit_on_error=False)
         self._start_source()
         if self._health is not None:
@@ -216,6 +217,7 @@ class MonitorApp(App[int]):
         if serving == self._serving:
             return
         self._serving = serving
+        self.clock_tick.retime()
         for feed in self._telemetry:
             if feed.channel.pace(serving):
                 self._gpu_workers[feed].cancel()
@@ -267,14 +269,18 @@ class MonitorApp(App[int]):
 
     # --- the repaint -----------------------------------------------------------------------
 
+    def _quiet(self) -> bool:
+        """No clock on screen counts seconds: the server is READY, no panel shows a short
+        stage and the log view is not open (its panels step every ``PANEL_CLOCK_STEP``)."""
+        log_open = any(isinstance(screen, LogScreen) for screen in self.screen_stack[-1:])
+        return self._serving and not self._seconds_shown and not log_open
+
     def _tick(self) -> None:
         """The clock moved: repaint now when no repaint is due, so that an idle app wakes once a
         second rather than twice; else the flush already armed (or the flood's pace) shows it.
-        A READY server's screen has no clock that counts seconds (its panels step every
-        ``PANEL_CLOCK_STEP``), so then the tick repaints only when that step turns."""
-        log_open = any(isinstance(screen, LogScreen) for screen in self.screen_stack[-1:])
-        quiet = self._serving and not self._seconds_shown and not log_open
-        if quiet and not self._clock_stepped():
+        On a quiet screen (:meth:`_quiet`) the tick comes when the panels' steps turn
+        (:class:`~tui.app.monitor.clock_tick.ClockTick`), and repaints only if they did."""
+        if self._quiet() and not self._clock_stepped():
             return
         if self._flush_timer is None and self._flush_seconds_since() >= BUSY_FLUSH_SECONDS:
             self.state.age()
@@ -328,7 +334,10 @@ class MonitorApp(App[int]):
             view = self.state.view()
             self.last_view = view
             self._flushed_step = clock_step(view.now)
-            self._seconds_shown = counts_seconds(view)
+            seconds_shown = counts_seconds(view)
+            if seconds_shown and not self._seconds_shown:
+                self.clock_tick.retime()
+            self._seconds_shown = seconds_shown
             self.serving.verdict_seen(view)  # first: the rank panels show what it keeps
             main = self._main()
             if main is not None and main.is_current and main.composed:
@@ -363,6 +372,10 @@ class MonitorApp(App[int]):
 
     def _log_closed(self, _: None) -> None:
         self.state.touch()
+
+    @on(LogScreen.Opened)
+    def _log_opened(self) -> None:
+        self.clock_tick.retime()
 
     def action_copy_failure(self) -> None:
         failure = self.state.link.snapshot.failure

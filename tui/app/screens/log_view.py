@@ -13,6 +13,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
@@ -94,10 +95,15 @@ class LogScreen(Screen[None]):
         yield Input(placeholder="search the log (enter to find, escape to close)", id="search")
         yield Footer()
 
+    class Opened(Message):
+        """The log view was opened (its status counts lines per second: the app ticks every
+        second while it is open)."""
+
     def on_mount(self) -> None:
         self.lines.focus()
         self.lines.to_end()
         self._update_status()
+        self.post_message(self.Opened())
 
     def reload(self) -> None:
         """Rebuild the view from the ring (after a filter, rank or search change)."""
