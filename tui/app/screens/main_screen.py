@@ -25,11 +25,12 @@ from tui.engine.startup.snapshot import Progress, RankState
 from tui.engine.startup.vocabulary import Stage, Verdict
 from tui.engine.timing.estimate import startup_ranks
 
-PANEL_CLOCK_STEP = 5.0
+PANEL_CLOCK_STEP = 10.0
 """Seconds between steps of the panels' stage timers in a stage that usually lasts a minute or
-more. They all step together, aligned to the clock, so a quiet screen repaints its panels every
-few seconds rather than every second (the header's timer still counts seconds); a stage that
-usually lasts less counts in seconds."""
+more, and while serving. They all step together, aligned to the clock, so a quiet screen
+repaints its panels every ten seconds rather than every second (the header's timer still counts
+seconds while the server starts); a stage that usually lasts less counts in seconds. A quiet
+READY screen repaints once per step (``FRAME_SECONDS``), with every reading taken since."""
 FINE_CLOCK_BELOW = 60.0
 
 
