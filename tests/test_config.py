@@ -410,11 +410,11 @@ def test_idle_interval_spaces_out_the_scrapes_of_an_idle_server() -> None:
         config = parse(f"[profiles.a.serving]\n{text}").profile().serving
         return config.interval, config.idle_interval
 
-    assert serving("") == (2.0, 10.0)
+    assert serving("") == (2.0, 30.0)
     assert serving("idle_interval = '1m'\n") == (2.0, 60.0)
-    assert serving("interval = '20s'\n") == (20.0, 20.0)  # never closer than interval
+    assert serving("interval = '40s'\n") == (40.0, 40.0)  # never closer than interval
     assert serving("interval = '5s'\nidle_interval = '5s'\n") == (5.0, 5.0)
-    assert parse(_uncommented(example_text())).profile().serving.idle_interval == 10.0
+    assert parse(_uncommented(example_text())).profile().serving.idle_interval == 30.0
     shorter = "[profiles.a.serving]\ninterval = '5s'\nidle_interval = '2s'\n"
     with pytest.raises(
         ConfigError, match=r"serving\.idle_interval.*must be at least interval \(5 s\)"

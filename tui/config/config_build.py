@@ -17,6 +17,7 @@ from tui.config.config_model import (
     BENCH_MODES,
     ENDPOINTS,
     HOST_KEY_POLICIES,
+    IDLE_SCRAPE_SECONDS,
     KERNEL_LOG_COMMANDS,
     LAUNCH_PLACEHOLDERS,
     LOG_PLACEHOLDERS,
@@ -382,7 +383,9 @@ def _serving(table: Table) -> ServingConfig:
     serving = ServingConfig(
         metrics=table.flag("metrics", True),
         interval=interval,
-        idle_interval=table.guard(max(10.0, interval), _idle_interval, table, interval),
+        idle_interval=table.guard(
+            max(IDLE_SCRAPE_SECONDS, interval), _idle_interval, table, interval
+        ),
         alarms=AlarmThresholds(
             accept_floor=table.number("accept_floor", default.accept_floor, 0.0, 1000.0),
             accept_drop=table.number("accept_drop", default.accept_drop, 0.0, 1.0),
@@ -429,7 +432,7 @@ def _interval(table: Table) -> float:
 
 def _idle_interval(table: Table, interval: float) -> float:
     """The scrape interval of an idle server: no shorter than ``interval``."""
-    seconds = table.duration("idle_interval", max(10.0, interval), positive=True)
+    seconds = table.duration("idle_interval", max(IDLE_SCRAPE_SECONDS, interval), positive=True)
     if seconds < interval:
         raise table.error("idle_interval", f"must be at least interval ({interval:g} s)")
     return seconds

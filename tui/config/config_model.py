@@ -120,6 +120,10 @@ class StallConfig:
     floor: float = 60.0
 
 
+IDLE_SCRAPE_SECONDS = 30.0
+"""The default time between two scrapes of a server found idle (``[serving] idle_interval``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServingConfig:
     """The engine's ``/metrics`` once the server serves: whether and how often to read it, and
@@ -127,7 +131,7 @@ class ServingConfig:
 
     metrics: bool = True
     interval: float = 2.0
-    idle_interval: float = 10.0
+    idle_interval: float = IDLE_SCRAPE_SECONDS
     """Seconds between scrapes once the server was found idle three scrapes in a row."""
     alarms: AlarmThresholds = field(default_factory=AlarmThresholds)
     health_grace: float = DEFAULT_HEALTH_GRACE

@@ -36,7 +36,7 @@ def figures_line(state: ServingState, width: int) -> Content:
     """``serving  tok/s 1600 ▂▃▅▇  run 4  queue 0  accept 2.98 (66%) ...`` fitted to ``width``:
     sparklines while there is room for them, then as many cells as fit. The pieces are measured
     as plain text and the line is assembled once, for the layout that fits. While the scrapes
-    are spaced out for an idle server the head says so: ``serving idle · every 10 s  tok/s 0``."""
+    are spaced out for an idle server the head says so: ``serving idle · every 30 s  tok/s 0``."""
     if state.figures is None:
         return Content("")
     head = _head(state)

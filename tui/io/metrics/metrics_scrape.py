@@ -83,7 +83,7 @@ class ScrapeOptions:
     interval: float = 2.0
     timeout: float = 5.0
     max_interval: float = 30.0
-    idle_interval: float = 10.0
+    idle_interval: float = 30.0
     """The time between scrapes of a server found idle ``idle_scrapes`` times in a row (never
     less than ``interval``)."""
     idle_scrapes: int = 3
