@@ -163,19 +163,18 @@ def test_remote_profile_goes_through_the_ssh_forward_with_the_key(
 
 
 async def test_health_poll_sends_the_key_for_its_generation(sim: Sim) -> None:
-    import httpx
-
     from tui.engine.judge.health import HealthState
     from tui.io.health.health_poll import HealthOptions, HealthPoller
 
     async def url() -> str:
         return sim.url
 
-    for key, state in ((KEY, HealthState.READY), (None, HealthState.HEALTHY)):
-        poller = HealthPoller(url, HealthOptions(engine="sglang", api_key=key))
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        async with httpx.AsyncClient(timeout=10.0, headers=headers) as client:
-            assert (await poller.poll(client)).state is state
+    answers = ((KEY, HealthState.READY, ""), (None, HealthState.HEALTHY, "/generate answered 401"))
+    for key, state, detail in answers:
+        poller = HealthPoller(url, HealthOptions(timeout=10.0, engine="sglang", api_key=key))
+        async with poller.pool() as pool:
+            result = await poller.poll(pool)
+        assert (result.state, result.detail) == (state, detail)
 
 
 def test_nothing_but_the_result_when_stderr_is_not_a_terminal(

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.engine.engine_helpers import run_text
@@ -23,6 +22,10 @@ from tui.io.health.health_poll import (
     check_health,
     generate_one_token,
 )
+
+
+async def _nowhere() -> str:
+    return "http://127.0.0.1:1"
 
 
 @pytest.fixture
@@ -65,9 +68,9 @@ async def test_the_monitors_requests_are_marked_in_the_servers_log(
     async for change in poller.changes():
         if change.ready:
             break
-    async with httpx.AsyncClient(timeout=5) as client:
+    async with poller.pool() as pool:
         for _ in range(3):
-            assert (await poller.poll(client)).ready
+            assert (await poller.poll(pool)).ready
     text = (tmp_path / "server.log").read_text()
     assert '"GET /health?from=bringup HTTP/1.1" 200' in text
     assert '"POST /generate?from=bringup HTTP/1.1" 200' in text
@@ -79,22 +82,22 @@ async def test_the_monitors_requests_are_marked_in_the_servers_log(
 
 
 async def test_a_closed_port_is_refused_and_a_missing_route_is_not_ready() -> None:
-    async with httpx.AsyncClient(timeout=2) as client:
-        closed = await check_health(client, f"http://127.0.0.1:{free_port()}")
+    async with HealthPoller(_nowhere).pool() as pool:
+        closed = await check_health(pool, f"http://127.0.0.1:{free_port()}", timeout=2)
         assert closed.state is HealthState.REFUSED
-        ok, _, why = await generate_one_token(
-            client, f"http://127.0.0.1:{free_port()}", "sglang", 2
-        )
+        assert closed.detail == "ConnectError"
+        ok, _, why = await generate_one_token(pool, f"http://127.0.0.1:{free_port()}", "sglang", 2)
         assert not ok
-        assert "generation failed" in why
+        assert why == "generation failed: ConnectError"
 
 
 async def test_a_lost_link_is_its_own_state() -> None:
     async def url() -> str:
         raise OSError("no route to host")
 
-    async with httpx.AsyncClient() as client:
-        result = await HealthPoller(url).poll(client)
+    poller = HealthPoller(url)
+    async with poller.pool() as pool:
+        result = await poller.poll(pool)
     assert result.state is HealthState.NO_LINK
     assert "no route" in result.detail
 
@@ -121,10 +124,7 @@ async def test_once_ready_the_poll_waits_its_serving_interval(sim: int, tmp_path
 
 
 def test_the_poll_is_fast_again_from_the_first_result_that_is_not_ready() -> None:
-    async def url() -> str:
-        return "http://127.0.0.1:1"
-
-    poller = HealthPoller(url, HealthOptions(interval=1.0, serving_interval=10.0))
+    poller = HealthPoller(_nowhere, HealthOptions(interval=1.0, serving_interval=10.0))
     ready = HealthChanged(HealthState.READY, 200, 1.0, "", 5.0)
     assert poller.pause_after(ready) == 10.0
     for state in (HealthState.STARTING, HealthState.UNHEALTHY, HealthState.REFUSED):

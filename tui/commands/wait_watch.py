@@ -41,6 +41,7 @@ from tui.io.transport.deadline import within
 from tui.io.transport.host_session import HostSession, LocalConnector, SessionClosed, SshConnector
 from tui.io.transport.link_events import Chunk, ConnectionEvent, ConnectionFailed, StreamMarker
 from tui.io.transport.profile_target import spec_target
+from tui.io.transport.session_network import SessionNetwork
 from tui.io.transport.ssh import ConnectError
 
 STALL_CHECK_SECONDS = 0.5
@@ -146,8 +147,17 @@ class Watcher:
             engine=plan.engine,
             api_key=plan.api_key,
         )
-        url = lambda: session.forward(port, self.plan.health_host)  # noqa: E731
-        async for change in HealthPoller(url, options).changes():
+
+        async def url() -> str:
+            """The server's address as the host sees it (``ApiNotPlaced`` while its job is
+            queued), once the link is up: a link that is down reads as no link, not as a
+            refused port."""
+            found = session.api_url(port, plan.health_host)
+            await session.transport()
+            return found
+
+        poller = HealthPoller(url, options, SessionNetwork(session))
+        async for change in poller.changes():
             self.health = change
             self.report.emit(change)
             self.judge()

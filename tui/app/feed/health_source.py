@@ -1,5 +1,6 @@
-"""The health poll behind the header's badge: ``tui.io.health.health_poll`` through the session's
-forward.
+"""The health poll behind the header's badge: ``tui.io.health.health_poll`` over the session's
+own connection (SSH channels opened from the host's side, as the ``/metrics`` scrape's are; no
+port forward).
 
 The poller asks ``/health`` about once a second while the server starts and every 10 s once it
 is READY (both configurable), and one real one-token generation when it first answers 200;
@@ -14,6 +15,7 @@ from tui.app.monitor.view_model import HealthReading
 from tui.engine.judge.health import HealthState
 from tui.io.health import health_poll as io_health
 from tui.io.transport.host_session import HostSession, SessionClosed
+from tui.io.transport.session_network import SessionNetwork
 from tui.io.transport.transport import LinkLost
 
 
@@ -31,7 +33,8 @@ def reading(change: io_health.HealthChanged) -> HealthReading:
 
 
 class HealthSource:
-    """Polls the server's HTTP port on the host, reached through ``session.forward``."""
+    """Polls the server's HTTP port on the host, reached over the session's connection at
+    ``session.api_url`` (where the server's job was placed, for Slurm)."""
 
     def __init__(
         self, session: HostSession, port: int, engine: str = "auto", interval: float = 1.0,
@@ -42,13 +45,18 @@ class HealthSource:
         options = io_health.HealthOptions(
             interval=interval, serving_interval=serving_interval, engine=engine, api_key=api_key
         )
-        self.poller = io_health.HealthPoller(self._url, options)
+        self.poller = io_health.HealthPoller(self._url, options, SessionNetwork(self.session))
 
     async def _url(self) -> str:
+        """The server's address as the host sees it (``ApiNotPlaced`` while its job is queued),
+        once the link is up: a link that is down reads as no link (after the poll's timeout),
+        not as a refused port."""
+        url = self.session.api_url(self.port)
         try:
-            return await self.session.forward(self.port)
+            await self.session.transport()
         except SessionClosed as closed:
             raise LinkLost(str(closed)) from closed
+        return url
 
     async def run(self, post: Post) -> None:
         async for change in self.poller.changes():

@@ -1,14 +1,15 @@
 """After READY: a port that stops answering well is DEGRADED, not STARTING, until a grace runs out.
 
 A serving server misses polls: SGLang answers ``/health`` 503 while a long prefill holds its
-scheduler, a poll times out under load, a forward is opened again. The judge remembers that it
-said READY in this run (``ServingMemory``, which the caller carries from one ``Judgement`` to the
-next ``Signals``) and, while the log shows no failure and no stop, calls such a server DEGRADED,
-with what fails and for how long; READY again as soon as the port answers ``/health`` 200 and a
-generation; FAILED once it has failed for longer than the health grace. A port the monitor
-cannot reach at all (no forward through a lost connection) is DEGRADED for as long as that
-lasts, never FAILED by the grace: that says nothing about the server. A new run in the log (a
-restart, a truncated or replaced file) is a new start-up: the memory is dropped.
+scheduler, a poll times out under load, the link to the host drops and comes back. The judge
+remembers that it said READY in this run (``ServingMemory``, which the caller carries from one
+``Judgement`` to the next ``Signals``) and, while the log shows no failure and no stop, calls
+such a server DEGRADED, with what fails and for how long; READY again as soon as the port
+answers ``/health`` 200 and a generation; FAILED once it has failed for longer than the health
+grace. A port the monitor cannot reach at all (the connection to its host is lost) is DEGRADED
+for as long as that lasts, never FAILED by the grace: that says nothing about the server. A new
+run in the log (a restart, a truncated or replaced file) is a new start-up: the memory is
+dropped.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ class HealthState(str, Enum):
     UNKNOWN = "unknown"
     """Not polled yet (or no answer to reason about)."""
     NO_LINK = "no-link"
-    """The port could not be reached at all (no forward through the connection)."""
+    """The port could not be reached at all (no link to its host)."""
     REFUSED = "refused"
     """The port refuses connections: the HTTP server is not up."""
     STARTING = "starting"

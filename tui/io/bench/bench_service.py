@@ -1,12 +1,12 @@
 """One benchmark of a ready server, start to end: the app runs :func:`run_benchmark` in a worker.
 
-Traffic goes through the host session's port forward, the same one the health poll uses; with
-``bench.official`` the engine's own tool then runs on the host at each level, closed or open
-loop, so its figures are shown beside ours. Closed-loop (``concurrency``) and open-loop
-(``request_rate``) levels run as the profile's ``[bench]`` table says; :class:`MoreTrials`
-runs more trials of levels already measured and pools them with the earlier ones. Each
-finished level is told to the listener and stored at once against the run's history id, so
-nothing measured is lost.
+Traffic goes through a port forward of the host session (whose connection also carries the
+health poll and the scrape); with ``bench.official`` the engine's own tool then runs on the host
+at each level, closed or open loop, so its figures are shown beside ours. Closed-loop
+(``concurrency``) and open-loop (``request_rate``) levels run as the profile's ``[bench]`` table
+says; :class:`MoreTrials` runs more trials of levels already measured and pools them with the
+earlier ones. Each finished level is told to the listener and stored at once against the run's
+history id, so nothing measured is lost.
 Every failure ends the benchmark with :class:`BenchRunFailed` and a sanitized text.
 """
 

@@ -1,4 +1,5 @@
-"""Health of a server's HTTP port, polled through a forward: refused, starting, healthy, ready.
+"""Health of a server's HTTP port, polled over the host's connections: refused, starting,
+healthy, ready.
 
 Each poll asks ``/health``. Once it answers 200, one real generation of a single token is sent
 (the engine's ``Dialect.generation``: SGLang's ``/generate``, vLLM's ``/v1/completions``; when
@@ -13,20 +14,26 @@ is not READY, so that a server in trouble is followed closely until it recovers.
 ``/health`` runs a one-token generation when the server is idle, so each poll is also a
 prefill in its log.)
 
-Through an SSH port forward the local end always accepts the connection; a refused remote port
-shows up as a connection closed before any response, which is classified as refused too.
+The requests go through ``httpcore``'s connection pool (one connection, kept alive while the
+server keeps it), as the ``/metrics`` scrape's do, given a network backend when the server is
+reached another way than by this machine's sockets: the app's is
+:class:`~tui.io.transport.session_network.SessionNetwork`, SSH ``direct-tcpip`` channels opened
+from the host's side, with no port forward in between. A port nothing listens on there is a
+refused channel open, raised as ``httpcore.ConnectError``, and reads as refused, as does a
+connection closed before any response.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpcore
 
 from tui.engine.judge.health import HealthState
 from tui.engine.servers import registry
@@ -37,12 +44,34 @@ from tui.io.transport.host_session import ApiNotPlaced
 from tui.io.transport.transport import TransportError
 
 UrlSource = Callable[[], Awaitable[str]]
-"""Returns the base URL (``http://127.0.0.1:PORT``); asked before each poll."""
+"""Returns the base URL (``http://HOST:PORT`` as the network backend reaches it); asked before
+each poll."""
+Headers = tuple[tuple[str, str], ...]
 
-_REFUSED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+_REFUSED = (
+    httpcore.ConnectError,
+    httpcore.RemoteProtocolError,
+    httpcore.ReadError,
+    httpcore.WriteError,
+    TransportError,
+    OSError,
+)
+"""Nothing answered: the connection was refused, or closed before any response (a backend's
+own ``TransportError`` or ``OSError`` included)."""
+_HTTP_ERRORS = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+)
+_FAILURES = (asyncio.TimeoutError, *_REFUSED, *_HTTP_ERRORS)
+"""Every way a request fails without an answer (a timeout first: it is an ``OSError`` too)."""
 PROMPT = "Hello"
-_MONITOR = {"User-Agent": USER_AGENT}
+TIMEOUT = 5.0
+"""Seconds a health request (and the generation's ``/v1/models`` look-up) may take."""
+_MONITOR: Headers = (("User-Agent", USER_AGENT),)
 """Every request of the monitor says who sends it; the access logs show its query marker."""
+_JSON: Headers = (("Content-Type", "application/json"),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +101,7 @@ class HealthOptions:
     """Seconds between polls while the server is not READY (starting, or after a failed poll)."""
     serving_interval: float = 10.0
     """Seconds between polls while it is READY."""
-    timeout: float = 5.0
+    timeout: float = TIMEOUT
     generation_timeout: float = 60.0
     engine: str = "auto"
     api_key: str | None = None
@@ -82,99 +111,165 @@ def _elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
+def _headers(api_key: str | None) -> Headers:
+    """The monitor's own headers, and the API key when the server wants one."""
+    return (*_MONITOR, ("Authorization", f"Bearer {api_key}")) if api_key else _MONITOR
+
+
+async def _request(
+    pool: httpcore.AsyncConnectionPool,
+    method: str,
+    url: str,
+    headers: Headers,
+    timeout: float,
+    content: bytes | None = None,
+) -> httpcore.Response:
+    """One request, its answer read in full; ``timeout`` bounds each step (waiting for the
+    pool's connection, connecting, each write, each read), as an HTTP client's timeout does."""
+    steps = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
+    return await pool.request(
+        method, url, headers=headers, content=content, extensions={"timeout": steps}
+    )
+
+
 async def check_health(
-    client: httpx.AsyncClient, base: str, path: str = "/health"
+    pool: httpcore.AsyncConnectionPool,
+    base: str,
+    path: str = "/health",
+    *,
+    timeout: float = TIMEOUT,
+    api_key: str | None = None,
 ) -> HealthChanged:
     """One health request (``/health``), classified."""
     started = time.perf_counter()
+    url = f"{base}{monitor_path(path)}"
     try:
-        answer = await client.get(f"{base}{monitor_path(path)}", headers=_MONITOR)
+        answer = await _request(pool, "GET", url, _headers(api_key), timeout)
+    except asyncio.TimeoutError as exc:
+        return HealthChanged(HealthState.UNHEALTHY, None, None, type(exc).__name__)
     except _REFUSED as exc:
         return HealthChanged(HealthState.REFUSED, None, None, type(exc).__name__)
-    except httpx.HTTPError as exc:
+    except _HTTP_ERRORS as exc:
         return HealthChanged(HealthState.UNHEALTHY, None, None, type(exc).__name__)
     latency = _elapsed_ms(started)
-    if answer.status_code == 200:
+    if answer.status == 200:
         return HealthChanged(HealthState.HEALTHY, 200, latency)
-    status = answer.status_code
+    status = answer.status
     state = HealthState.STARTING if status == 503 else HealthState.UNHEALTHY
     return HealthChanged(state, status, latency, f"/health answered {status}")
 
 
-async def _model_name(client: httpx.AsyncClient, base: str) -> str | None:
+async def _model_name(
+    pool: httpcore.AsyncConnectionPool, base: str, headers: Headers, timeout: float
+) -> str | None:
+    url = f"{base}{monitor_path('/v1/models')}"
     try:
-        answer = await client.get(f"{base}{monitor_path('/v1/models')}", headers=_MONITOR)
-        data: Any = answer.json()
+        answer = await _request(pool, "GET", url, headers, timeout)
+        data: Any = json.loads(answer.content)
         return str(data["data"][0]["id"])
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+    except (*_FAILURES, ValueError, KeyError, IndexError, TypeError):
         return None
 
 
 async def generate_one_token(
-    client: httpx.AsyncClient, base: str, engine: str, timeout: float
+    pool: httpcore.AsyncConnectionPool,
+    base: str,
+    engine: str,
+    timeout: float,
+    *,
+    api_key: str | None = None,
+    lookup_timeout: float = TIMEOUT,
 ) -> tuple[bool, float, str]:
     """Ask for one token; (answered, latency in ms, what went wrong). An engine not known is
-    asked each engine's way in turn while the route is not found (404)."""
+    asked each engine's way in turn while the route is not found (404). ``lookup_timeout``
+    bounds the ``/v1/models`` request of a probe that names the model."""
     started = time.perf_counter()
+    headers = _headers(api_key)
     *others, last = registry.generation_probes(engine)
     try:
         for probe in others:
-            answer = await _generate(client, base, probe, timeout)
-            if answer.status_code != 404:
-                return answer.status_code == 200, _elapsed_ms(started), _why(answer)
-        answer = await _generate(client, base, last, timeout)
-    except httpx.HTTPError as exc:
+            status = await _generate(pool, base, probe, headers, timeout, lookup_timeout)
+            if status != 404:
+                return status == 200, _elapsed_ms(started), _why(probe.path, status)
+        status = await _generate(pool, base, last, headers, timeout, lookup_timeout)
+    except _FAILURES as exc:
         return False, _elapsed_ms(started), f"generation failed: {type(exc).__name__}"
-    return answer.status_code == 200, _elapsed_ms(started), _why(answer)
+    return status == 200, _elapsed_ms(started), _why(last.path, status)
 
 
 async def _generate(
-    client: httpx.AsyncClient, base: str, probe: GenerationProbe, timeout: float
-) -> httpx.Response:
+    pool: httpcore.AsyncConnectionPool,
+    base: str,
+    probe: GenerationProbe,
+    headers: Headers,
+    timeout: float,
+    lookup_timeout: float,
+) -> int:
+    """The probe's generation request; its answer's status."""
     rid = f"{REQUEST_ID_PREFIX}{uuid.uuid4().hex}"
     body = probe.body(PROMPT, rid)
     if probe.names_model:
-        model = await _model_name(client, base)
+        model = await _model_name(pool, base, headers, lookup_timeout)
         if model is not None:
             body["model"] = model
     url = f"{base}{monitor_path(probe.path)}"
-    headers = {**_MONITOR, "X-Request-Id": rid}
-    return await client.post(url, json=body, timeout=timeout, headers=headers)
+    sent = (*headers, *_JSON, ("X-Request-Id", rid))
+    answer = await _request(pool, "POST", url, sent, timeout, json.dumps(body).encode())
+    return answer.status
 
 
-def _why(answer: httpx.Response) -> str:
-    if answer.status_code == 200:
+def _why(path: str, status: int) -> str:
+    if status == 200:
         return ""
-    return f"{answer.request.url.path} answered {answer.status_code}"
+    return f"{path} answered {status}"
 
 
 class HealthPoller:
-    """Polls one server; :meth:`changes` yields a :class:`HealthChanged` per change."""
+    """Polls one server; :meth:`changes` yields a :class:`HealthChanged` per change.
 
-    def __init__(self, url: UrlSource, options: HealthOptions | None = None) -> None:
+    ``network`` opens the pool's connections (None: this machine's own sockets, for a URL
+    this machine reaches)."""
+
+    def __init__(
+        self,
+        url: UrlSource,
+        options: HealthOptions | None = None,
+        network: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
         self._url = url
         self.options = options or HealthOptions()
+        self._network = network
         self._generated: float | None = None
 
-    async def poll(self, client: httpx.AsyncClient) -> HealthChanged:
+    def pool(self) -> httpcore.AsyncConnectionPool:
+        """The connection pool to poll with (one connection, reused while it lives)."""
+        return httpcore.AsyncConnectionPool(
+            max_connections=1, max_keepalive_connections=1, network_backend=self._network
+        )
+
+    async def poll(self, pool: httpcore.AsyncConnectionPool) -> HealthChanged:
         """One round: the link, ``/health``, and the generation while it has not worked."""
+        options = self.options
         try:
-            base = await within(self._url(), self.options.timeout)
+            base = await within(self._url(), options.timeout)
         except ApiNotPlaced as exc:
             self._generated = None
             return HealthChanged(HealthState.UNKNOWN, None, None, str(exc))
         except (TransportError, OSError, asyncio.TimeoutError) as exc:
             self._generated = None
             return HealthChanged(HealthState.NO_LINK, None, None, str(exc) or type(exc).__name__)
-        path = registry.or_default(self.options.engine).health_path
-        health = await check_health(client, base, path)
+        path = registry.or_default(options.engine).health_path
+        health = await check_health(
+            pool, base, path, timeout=options.timeout, api_key=options.api_key
+        )
         if health.state is not HealthState.HEALTHY:
             self._generated = None
             return health
         if self._generated is None:
             ok, took, why = await generate_one_token(
-                client, base, self.options.engine, self.options.generation_timeout
-            )
+                pool, base, options.engine, options.generation_timeout,
+                api_key=options.api_key, lookup_timeout=options.timeout,
+            )  # fmt: skip
             if not ok:
                 return HealthChanged(HealthState.HEALTHY, 200, health.latency_ms, why)
             self._generated = took
@@ -187,13 +282,12 @@ class HealthPoller:
         return self.options.interval
 
     async def changes(self) -> AsyncGenerator[HealthChanged, None]:
-        """Poll at :meth:`pause_after`'s pace; yield the first result and every change."""
-        key = self.options.api_key
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        """Poll at :meth:`pause_after`'s pace, over one connection pool for the whole time;
+        yield the first result and every change."""
         previous: tuple[HealthState, int | None, str] | None = None
-        async with httpx.AsyncClient(timeout=self.options.timeout, headers=headers) as client:
+        async with self.pool() as pool:
             while True:
-                result = await self.poll(client)
+                result = await self.poll(pool)
                 seen = (result.state, result.status, result.detail)
                 if seen != previous:
                     previous = seen
