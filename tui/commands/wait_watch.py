@@ -16,7 +16,7 @@ import contextlib
 import sys
 import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any, Protocol, TextIO
 
@@ -148,13 +148,8 @@ class Watcher:
             api_key=plan.api_key,
         )
 
-        async def url() -> str:
-            """The server's address as the host sees it (``ApiNotPlaced`` while its job is
-            queued), once the link is up: a link that is down reads as no link, not as a
-            refused port."""
-            found = session.api_url(port, plan.health_host)
-            await session.transport()
-            return found
+        def url() -> Awaitable[str]:
+            return session.linked_api_url(port, plan.health_host)
 
         poller = HealthPoller(url, options, SessionNetwork(session))
         async for change in poller.changes():

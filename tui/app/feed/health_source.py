@@ -51,12 +51,10 @@ class HealthSource:
         """The server's address as the host sees it (``ApiNotPlaced`` while its job is queued),
         once the link is up: a link that is down reads as no link (after the poll's timeout),
         not as a refused port."""
-        url = self.session.api_url(self.port)
         try:
-            await self.session.transport()
+            return await self.session.linked_api_url(self.port)
         except SessionClosed as closed:
             raise LinkLost(str(closed)) from closed
-        return url
 
     async def run(self, post: Post) -> None:
         async for change in self.poller.changes():

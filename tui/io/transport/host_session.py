@@ -311,6 +311,13 @@ class HostSession:
         host = self._placed(remote_host)
         return f"http://[{host}]:{remote_port}" if ":" in host else f"http://{host}:{remote_port}"
 
+    async def linked_api_url(self, remote_port: int, remote_host: str | None = None) -> str:
+        """:meth:`api_url` once the link is up (waits for it), so that a link that is down
+        reads as no link to an HTTP caller, not as a refused port."""
+        url = self.api_url(remote_port, remote_host)
+        await self.transport()
+        return url
+
     async def connect_tcp(
         self, host: str, port: int, timeout: float | None = None
     ) -> httpcore.AsyncNetworkStream:
