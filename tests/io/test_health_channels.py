@@ -1,13 +1,11 @@
 """The health poll over the session's own connection (SSH channels from the host's side, no port
 forward), as the scrape goes: a start-up read from refused to ready, a port nothing listens on
 read as refused and not as a lost link, and one channel for poll after poll while the server
-keeps it open."""
+keeps it open (the server sees one client port)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-import httpcore
+import re
 
 from tests.net import free_port
 from tests.simserver import FAST, SimFactory
@@ -22,30 +20,12 @@ VLLM = ["--time-scale", FAST, "--engine", "vllm", "serve", "m"]
 VLLM_STARTED = "Application startup complete."
 
 
-class CountingNetwork(SessionNetwork):
-    """The session's channels, counting how many the pool opened."""
-
-    def __init__(self, session: HostSession) -> None:
-        super().__init__(session)
-        self.opened = 0
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        self.opened += 1
-        return await super().connect_tcp(host, port, timeout, local_address, socket_options)
+CLIENT_PORT = re.compile(r"127\.0\.0\.1:(\d+) - \"\w+ /[^\"]*from=bringup")
+"""The client's port in the server's access line of one of the monitor's requests."""
 
 
 def _poller(session: HostSession, port: int, options: HealthOptions = QUICK) -> HealthPoller:
-    async def url() -> str:
-        return session.api_url(port)
-
-    return HealthPoller(url, options, SessionNetwork(session))
+    return HealthPoller(lambda: session.linked_api_url(port), options, SessionNetwork(session))
 
 
 async def test_a_start_over_the_sessions_channels_goes_from_refused_to_ready(
@@ -95,21 +75,16 @@ async def test_polls_share_one_channel_while_the_server_keeps_it_open(
 ) -> None:
     sim = start_sim(VLLM)
     sim.wait_for(VLLM_STARTED)
-    network = CountingNetwork(session)
-
-    async def url() -> str:
-        return session.api_url(sim.port)
-
     # An engine not named is asked each engine's way in turn: SGLang's /generate answers 404,
     # then vLLM's /v1/models and /v1/completions are asked, all on the one connection. The
     # simulator, like uvicorn, closes a connection idle for 5 s; these polls follow each other
     # at once.
-    poller = HealthPoller(url, HealthOptions(engine="auto"), network)
+    poller = _poller(session, sim.port, HealthOptions(engine="auto"))
     async with poller.pool() as pool:
         results = [await poller.poll(pool) for _ in range(5)]
     assert [r.state for r in results] == [HealthState.READY] * 5, results
-    assert network.opened == 1
     text = sim.text()
+    assert len(set(CLIENT_PORT.findall(text))) == 1  # one connection: the server saw one port
     assert text.count("GET /health?from=bringup") == 5
     assert '"POST /generate?from=bringup HTTP/1.1" 404' in text
     assert '"POST /v1/completions?from=bringup HTTP/1.1" 200' in text
