@@ -243,3 +243,17 @@ async def test_a_broken_theme_file_is_reported_once_and_skipped(
         messages = [n.message for n in app._notifications]
         assert sum("bad.toml" in m and "colors.primary" in m for m in messages) == 1
         assert app.theme == "bringup-dark"
+
+
+async def test_a_repaint_before_the_log_view_has_mounted_leaves_it_to_mount() -> None:
+    app = _app(FakeLink())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ingest.put(ChunkReceived(b"[ts TP0] one\n"))
+        await _settle(app, pilot)
+        app.action_open_log()
+        app.state.touch()
+        app.flush()  # the view is on the stack, its widgets not mounted yet
+        await _settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, LogScreen)
+        assert screen.lines.texts() == ["[ts TP0] one"]

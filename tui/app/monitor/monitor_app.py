@@ -345,7 +345,7 @@ class MonitorApp(App[int]):
             self.alerts.verdict_seen(view)
             self._pace_gpus(view.verdict is Verdict.READY)
             self.bench.verdict_seen(view)
-        if log_screen is not None:
+        if log_screen is not None and log_screen.composed:
             log_screen.pull()
 
     def _alarm_raised(self, alarm: ServingAlarm) -> None:

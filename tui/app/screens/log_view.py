@@ -99,7 +99,12 @@ class LogScreen(Screen[None]):
         """The log view was opened (its status counts lines per second: the app ticks every
         second while it is open)."""
 
+    composed = False
+    """Its widgets are mounted: until then a flush has nothing to pull into (the view is built
+    from the whole ring when it mounts)."""
+
     def on_mount(self) -> None:
+        self.composed = True
         self.lines.focus()
         self.lines.to_end()
         self._update_status()
